@@ -1,0 +1,116 @@
+// swift-tools-version:6.2
+import PackageDescription
+
+let strict: [SwiftSetting] = [
+    .swiftLanguageMode(.v6),
+    .enableUpcomingFeature("ExistentialAny"),
+]
+
+let package = Package(
+    name: "WidgetHost",
+    products: [
+        .executable(name: "widget-hostd", targets: ["widget-hostd"]),
+        .executable(name: "widget-host", targets: ["widget-host"]),
+        .executable(name: "widget-host-bench", targets: ["widget-host-bench"]),
+        .library(name: "DBus", targets: ["DBus"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", exact: "2.13.0"),
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", exact: "0.2.0"),
+    ],
+    targets: [
+        // libdbus-1, and nothing else. Only the DBus module imports it.
+        .systemLibrary(
+            name: "CDBus",
+            pkgConfig: "dbus-1",
+            providers: [.apt(["libdbus-1-dev"])]
+        ),
+        // The binding: connections, messages, typed values, exported objects.
+        // Knows nothing of widgets.
+        .target(
+            name: "DBus",
+            dependencies: ["CDBus"],
+            swiftSettings: strict
+        ),
+        // Starts a private dbus-daemon from a temporary config, for tests,
+        // benchmarks and the demo. Never touches the machine's buses.
+        .target(
+            name: "PrivateBus",
+            swiftSettings: strict
+        ),
+        // The model: registry, desktop entries, rules. Plain Swift, no D-Bus.
+        .target(
+            name: "WidgetHostCore",
+            swiftSettings: strict
+        ),
+        // Build-time tool and plugin that embed dbus/*.xml, the single source of
+        // truth for every interface, into the service.
+        .executableTarget(
+            name: "embed-interfaces",
+            swiftSettings: strict
+        ),
+        .plugin(
+            name: "EmbedInterfaces",
+            capability: .buildTool(),
+            dependencies: ["embed-interfaces"]
+        ),
+        // Adapts the model to the bus.
+        .target(
+            name: "WidgetHostService",
+            dependencies: [
+                "DBus",
+                "WidgetHostCore",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strict,
+            plugins: ["EmbedInterfaces"]
+        ),
+        .executableTarget(
+            name: "widget-hostd",
+            dependencies: [
+                "WidgetHostService",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "widget-host",
+            dependencies: [
+                "DBus",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "widget-host-bench",
+            dependencies: [
+                "DBus",
+                "PrivateBus",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+            ],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "DBusTests",
+            dependencies: ["DBus", "PrivateBus"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "WidgetHostCoreTests",
+            dependencies: ["WidgetHostCore"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "WidgetHostServiceTests",
+            dependencies: ["DBus", "PrivateBus", "WidgetHostService", "widget-hostd", "widget-host"],
+            swiftSettings: strict
+        ),
+    ]
+)

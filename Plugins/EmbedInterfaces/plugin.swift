@@ -1,0 +1,25 @@
+import Foundation
+import PackagePlugin
+
+/// Embeds every `dbus/*.xml` of the package into the target as Swift string
+/// constants, so the interface files stay the one source of truth: the
+/// service parses them at start-up and serves exactly what they declare.
+@main
+struct EmbedInterfaces: BuildToolPlugin {
+    func createBuildCommands(context: PluginContext, target: any Target) throws -> [Command] {
+        let directory = context.package.directoryURL.appending(path: "dbus")
+        let files = try FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: nil)
+            .filter { $0.pathExtension == "xml" }
+            .sorted { $0.lastPathComponent < $1.lastPathComponent }
+        let output = context.pluginWorkDirectoryURL.appending(path: "InterfaceXML.swift")
+        return [
+            .buildCommand(
+                displayName: "Embedding \(files.count) D-Bus interface files",
+                executable: try context.tool(named: "embed-interfaces").url,
+                arguments: [output.path] + files.map(\.path),
+                inputFiles: files,
+                outputFiles: [output]
+            )
+        ]
+    }
+}

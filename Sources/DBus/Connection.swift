@@ -1,0 +1,463 @@
+import CDBus
+import Dispatch
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// Which bus to connect to.
+public enum BusAddress: Sendable, Equatable, CustomStringConvertible {
+    /// `DBUS_SESSION_BUS_ADDRESS`, else `$XDG_RUNTIME_DIR/bus` when it exists.
+    case session
+    /// `DBUS_SYSTEM_BUS_ADDRESS`, else the well-known system socket.
+    case system
+    /// The bus that started this process by D-Bus activation (`DBUS_STARTER_ADDRESS`).
+    case starter
+    /// A D-Bus address such as `unix:path=/run/user/1000/bus`.
+    case address(String)
+
+    public var description: String {
+        switch self {
+        case .session: return "the session bus"
+        case .system: return "the system bus"
+        case .starter: return "the starter bus"
+        case .address(let a): return "the bus at \(a)"
+        }
+    }
+
+    /// True when this process was started by D-Bus activation.
+    public static var startedByActivation: Bool {
+        environment("DBUS_STARTER_ADDRESS").map { !$0.isEmpty } ?? false
+    }
+
+    /// The address string libdbus connects to.
+    public func resolve() throws -> String {
+        switch self {
+        case .address(let a):
+            return a
+        case .starter:
+            guard let a = Self.environment("DBUS_STARTER_ADDRESS"), !a.isEmpty else {
+                throw DBusError(
+                    name: "org.freedesktop.DBus.Error.BadAddress",
+                    message: "DBUS_STARTER_ADDRESS is not set: this process was not started by D-Bus activation")
+            }
+            return a
+        case .system:
+            if let a = Self.environment("DBUS_SYSTEM_BUS_ADDRESS"), !a.isEmpty { return a }
+            return "unix:path=/var/run/dbus/system_bus_socket"
+        case .session:
+            if let a = Self.environment("DBUS_SESSION_BUS_ADDRESS"), !a.isEmpty { return a }
+            if let runtime = Self.environment("XDG_RUNTIME_DIR"), !runtime.isEmpty, access(runtime + "/bus", F_OK) == 0 {
+                return "unix:path=" + runtime + "/bus"
+            }
+            throw DBusError(
+                name: "org.freedesktop.DBus.Error.BadAddress",
+                message: "no session bus: DBUS_SESSION_BUS_ADDRESS is not set and $XDG_RUNTIME_DIR/bus does not exist")
+        }
+    }
+
+    static func environment(_ name: String) -> String? {
+        guard let p = getenv(name) else { return nil }
+        return String(cString: p)
+    }
+}
+
+/// A connection pointer handed from the queue that opened it to its owner.
+struct RawConnection: @unchecked Sendable {
+    let pointer: OpaquePointer
+}
+
+/// Calls `dbus_threads_init_default` once, before any other libdbus call.
+let threadsInitialized: Bool = dbus_threads_init_default() != 0
+
+/// Runs a libdbus call that reports through a `DBusError*`, mapping a set error to a thrown one.
+func withCError<T>(_ body: (UnsafeMutablePointer<CDBus.DBusError>) -> T?) throws -> T {
+    var error = CDBus.DBusError()
+    dbus_error_init(&error)
+    defer { dbus_error_free(&error) }
+    let result = body(&error)
+    if dbus_error_is_set(&error) != 0 {
+        throw DBusError(
+            name: error.name.map { String(cString: $0) } ?? DBusError.failedName,
+            message: error.message.map { String(cString: $0) } ?? "")
+    }
+    guard let result else { throw DBusError.failed("libdbus returned no result and no error") }
+    return result
+}
+
+/// A private connection to a message bus (or a peer), driven by a serial
+/// DispatchQueue. Every method is safe to call from any thread or task and
+/// none blocks: calls are asynchronous, sends are queued.
+///
+/// Close a connection with `close()` when done; it is also closed when the
+/// last reference goes away.
+public final class Connection: Sendable {
+    let loop: MainLoop
+    var raw: OpaquePointer { loop.raw }
+    /// The queue every message is dispatched on and handlers run on.
+    public var queue: DispatchQueue { loop.queue }
+    /// A serial executor running on `queue`: an actor that adopts it shares
+    /// the connection's thread of control, so its state changes stay in the
+    /// order messages arrived.
+    public let executor: QueueExecutor
+    let state = Locked(ConnectionState())
+    let objects: ObjectServer
+
+    struct ConnectionState {
+        var uniqueName: String?
+        var calls: [ObjectIdentifier: PendingCall] = [:]
+        var subscriptions: [UInt64: Subscription] = [:]
+        var nextID: UInt64 = 1
+        var disconnected = false
+        var disconnectWaiters: [CheckedContinuation<Void, Never>] = []
+        var disconnectHandlers: [@Sendable () -> Void] = []
+    }
+
+    private init(raw: OpaquePointer, queue: DispatchQueue) {
+        loop = MainLoop(raw: raw, queue: queue)
+        executor = QueueExecutor(queue: queue)
+        objects = ObjectServer()
+    }
+
+    deinit {
+        let loop = self.loop
+        let wasClosed = loop.closed.exchange(true, ordering: .acquiringAndReleasing)
+        loop.queue.async {
+            if !wasClosed { dbus_connection_close(loop.raw) }
+            dbus_connection_unref(loop.raw)
+        }
+    }
+
+    /// Opens a private connection and, for a bus, registers with it (`Hello`).
+    public static func connect(_ bus: BusAddress = .session, label: String = "dbus", register: Bool = true) async throws
+        -> Connection
+    {
+        precondition(threadsInitialized, "dbus_threads_init_default failed")
+        let address = try bus.resolve()
+        let queue = DispatchQueue(label: "dbus.\(label)", qos: .userInitiated)
+        // Opening connects a socket; do it on the connection's queue, not on the cooperative pool.
+        let opened: RawConnection = try await withCheckedThrowingContinuation { continuation in
+            queue.async {
+                continuation.resume(with: Result { RawConnection(pointer: try withCError { dbus_connection_open_private(address, $0) }) })
+            }
+        }
+        let raw = opened.pointer
+        dbus_connection_set_exit_on_disconnect(raw, 0)
+        let connection = Connection(raw: raw, queue: queue)
+        connection.loop.onMessage = { [weak connection] message in
+            connection?.route(message) ?? false
+        }
+        guard connection.loop.install() else {
+            connection.close()
+            throw DBusError.noMemory
+        }
+        if register {
+            do {
+                let reply = try await connection.call(
+                    Message.methodCall(
+                        destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
+                        interface: "org.freedesktop.DBus", member: "Hello"))
+                guard case .string(let name)? = reply.arguments().first else {
+                    throw DBusError.failed("the bus answered Hello without a unique name")
+                }
+                _ = name.withCString { dbus_bus_set_unique_name(raw, $0) }
+                connection.state.withLock { $0.uniqueName = name }
+            } catch {
+                connection.close()
+                throw error
+            }
+        }
+        return connection
+    }
+
+    /// This connection's unique name on the bus (":1.42"), once registered.
+    public var uniqueName: String? { state.withLock { $0.uniqueName } }
+
+    /// False once the bus went away or `close()` was called.
+    public var isConnected: Bool {
+        !loop.closed.load(ordering: .acquiring) && !state.withLock { $0.disconnected }
+    }
+
+    /// Closes the connection. Calls in flight fail with `Disconnected`.
+    public func close() {
+        guard !loop.closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        let loop = self.loop
+        loop.queue.async { dbus_connection_close(loop.raw) }
+        connectionLost()
+    }
+
+    /// Returns when the connection is lost or closed.
+    public func waitUntilDisconnected() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let resumeNow = state.withLock { state -> Bool in
+                if state.disconnected { return true }
+                state.disconnectWaiters.append(continuation)
+                return false
+            }
+            if resumeNow { continuation.resume() }
+        }
+    }
+
+    /// Runs `handler` (on the connection's queue) when the connection is lost.
+    public func onDisconnect(_ handler: @escaping @Sendable () -> Void) {
+        let runNow = state.withLock { state -> Bool in
+            if state.disconnected { return true }
+            state.disconnectHandlers.append(handler)
+            return false
+        }
+        if runNow { handler() }
+    }
+
+    // MARK: Sending
+
+    /// Queues a message for sending; returns at once.
+    public func send(_ message: Message) throws {
+        guard isConnected else { throw DBusError.disconnected() }
+        guard dbus_connection_send(raw, message.raw, nil) != 0 else { throw DBusError.noMemory }
+    }
+
+    /// Emits a signal.
+    public func emit(path: String, interface: String, member: String, arguments: [DBusValue] = []) throws {
+        try objects.checkSignal(path: path, interface: interface, member: member, arguments: arguments)
+        try send(Message.signal(path: path, interface: interface, member: member, arguments: arguments))
+    }
+
+    /// Sends a method call and waits for its reply without blocking a thread.
+    /// An error reply is thrown as `DBusError`; so are timeouts (`NoReply`) and
+    /// a lost connection (`Disconnected`). Cancelling the task cancels the call.
+    public func call(_ message: Message, timeout: Duration? = nil) async throws -> Message {
+        let call = PendingCall()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Message, any Error>) in
+                start(call, message, timeout: timeout, continuation)
+            }
+        } onCancel: {
+            call.finish(.failure(CancellationError()), cancelPending: true)
+        }
+    }
+
+    /// Convenience: a method call built and sent in one step; returns the reply's arguments.
+    public func call(
+        destination: String, path: String, interface: String, member: String, _ arguments: [DBusValue] = [],
+        timeout: Duration? = nil
+    ) async throws -> [DBusValue] {
+        let message = try Message.methodCall(
+            destination: destination, path: path, interface: interface, member: member, arguments: arguments)
+        return try await call(message, timeout: timeout).arguments()
+    }
+
+    private func start(
+        _ call: PendingCall, _ message: Message, timeout: Duration?,
+        _ continuation: CheckedContinuation<Message, any Error>
+    ) {
+        guard call.setContinuation(continuation) else { return }  // already cancelled
+        let registered = state.withLock { state -> Bool in
+            guard !state.disconnected else { return false }
+            state.calls[ObjectIdentifier(call)] = call
+            return true
+        }
+        guard registered, !loop.closed.load(ordering: .acquiring) else {
+            call.finish(.failure(DBusError.disconnected()), cancelPending: false)
+            return
+        }
+        call.onFinish = { [weak self] in
+            _ = self?.state.withLock { $0.calls.removeValue(forKey: ObjectIdentifier(call)) }
+        }
+        var pending: OpaquePointer?
+        let ms = timeout.map { Int32(clamping: $0.milliseconds) } ?? cdbus_timeout_default()
+        guard dbus_connection_send_with_reply(raw, message.raw, &pending, ms) != 0 else {
+            call.finish(.failure(DBusError.noMemory), cancelPending: false)
+            return
+        }
+        guard let pending else {
+            call.finish(.failure(DBusError.disconnected()), cancelPending: false)
+            return
+        }
+        guard call.attach(pending) else { return }  // cancelled meanwhile; attach dropped it
+        let data = Unmanaged.passRetained(call).toOpaque()
+        guard dbus_pending_call_set_notify(pending, pendingCallNotify, data, releasePendingCall) != 0 else {
+            Unmanaged<PendingCall>.fromOpaque(data).release()
+            call.finish(.failure(DBusError.noMemory), cancelPending: true)
+            return
+        }
+        // The reply may have been dispatched before the notify was set.
+        if dbus_pending_call_get_completed(pending) != 0 { call.complete() }
+    }
+
+    // MARK: Incoming
+
+    /// Routes one dispatched message. Runs on `queue`.
+    private func route(_ message: Message) -> Bool {
+        switch message.kind {
+        case .methodCall:
+            objects.handle(message, on: self)
+            return true
+        case .signal:
+            if message.isLocalDisconnected {
+                connectionLost()
+                return true
+            }
+            deliverSignal(message)
+            return false
+        default:
+            return false
+        }
+    }
+
+    /// The bus went away or the connection was closed: fail everything in flight.
+    func connectionLost() {
+        let (calls, subscriptions, waiters, handlers) = state.withLock {
+            state -> ([PendingCall], [Subscription], [CheckedContinuation<Void, Never>], [@Sendable () -> Void]) in
+            if state.disconnected { return ([], [], [], []) }
+            state.disconnected = true
+            defer {
+                state.calls.removeAll()
+                state.subscriptions.removeAll()
+                state.disconnectWaiters.removeAll()
+                state.disconnectHandlers.removeAll()
+            }
+            return (
+                Array(state.calls.values), Array(state.subscriptions.values), state.disconnectWaiters,
+                state.disconnectHandlers
+            )
+        }
+        for call in calls { call.finish(.failure(DBusError.disconnected()), cancelPending: false) }
+        for subscription in subscriptions { subscription.continuation.finish() }
+        for waiter in waiters { waiter.resume() }
+        for handler in handlers { handler() }
+    }
+}
+
+// MARK: - Pending calls
+
+/// One call in flight. Finishes exactly once: by its reply, a timeout, cancellation or disconnection.
+final class PendingCall: @unchecked Sendable {
+    private struct State {
+        var pending: OpaquePointer?
+        var continuation: CheckedContinuation<Message, any Error>?
+        var finished = false
+        var early: Result<Message, any Error>?
+    }
+    private let state = Locked(State())
+    /// Set before the call is sent; read once when finishing.
+    nonisolated(unsafe) var onFinish: (@Sendable () -> Void)?
+
+    /// False when the call finished (was cancelled) before it started.
+    func setContinuation(_ continuation: CheckedContinuation<Message, any Error>) -> Bool {
+        let early: Result<Message, any Error>? = state.withLock { state in
+            if state.finished { return state.early ?? .failure(CancellationError()) }
+            state.continuation = continuation
+            return nil
+        }
+        if let early {
+            continuation.resume(with: early)
+            return false
+        }
+        return true
+    }
+
+    /// Keeps the pending call; false (and the pending call dropped) when already finished.
+    func attach(_ pending: OpaquePointer) -> Bool {
+        let keep = state.withLock { state -> Bool in
+            if state.finished { return false }
+            state.pending = pending
+            return true
+        }
+        if !keep {
+            dbus_pending_call_cancel(pending)
+            dbus_pending_call_unref(pending)
+        }
+        return keep
+    }
+
+    /// The reply arrived (or libdbus produced a timeout error reply).
+    func complete() {
+        let taken = state.withLock { state -> (OpaquePointer?, CheckedContinuation<Message, any Error>?)? in
+            guard !state.finished, let pending = state.pending else { return nil }
+            state.finished = true
+            defer {
+                state.pending = nil
+                state.continuation = nil
+            }
+            return (pending, state.continuation)
+        }
+        guard let (pending, continuation) = taken, let pending else { return }
+        let reply = dbus_pending_call_steal_reply(pending)
+        dbus_pending_call_unref(pending)
+        onFinish?()
+        guard let reply else {
+            continuation?.resume(throwing: DBusError(name: DBusError.noReplyName, message: "No reply was received"))
+            return
+        }
+        let message = Message(owning: reply)
+        if let error = message.error {
+            continuation?.resume(throwing: error)
+        } else {
+            continuation?.resume(returning: message)
+        }
+    }
+
+    /// Finishes without a reply.
+    func finish(_ result: Result<Message, any Error>, cancelPending: Bool) {
+        let taken = state.withLock { state -> (OpaquePointer?, CheckedContinuation<Message, any Error>?)? in
+            guard !state.finished else { return nil }
+            state.finished = true
+            state.early = result
+            defer {
+                state.pending = nil
+                state.continuation = nil
+            }
+            return (state.pending, state.continuation)
+        }
+        guard let (pending, continuation) = taken else { return }
+        if let pending {
+            if cancelPending { dbus_pending_call_cancel(pending) }
+            dbus_pending_call_unref(pending)
+        }
+        onFinish?()
+        continuation?.resume(with: result)
+    }
+}
+
+private let pendingCallNotify: DBusPendingCallNotifyFunction = { _, data in
+    guard let data else { return }
+    Unmanaged<PendingCall>.fromOpaque(data).takeUnretainedValue().complete()
+}
+
+private let releasePendingCall: DBusFreeFunction = { data in
+    guard let data else { return }
+    Unmanaged<PendingCall>.fromOpaque(data).release()
+}
+
+extension Duration {
+    var milliseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
+    }
+}
+
+// MARK: - Executor
+
+/// A serial executor that runs jobs on a DispatchQueue.
+public final class QueueExecutor: SerialExecutor, @unchecked Sendable {
+    let queue: DispatchQueue
+
+    init(queue: DispatchQueue) { self.queue = queue }
+
+    public func enqueue(_ job: consuming ExecutorJob) {
+        let unowned = UnownedJob(job)
+        let executor = asUnownedSerialExecutor()
+        queue.async { unowned.runSynchronously(on: executor) }
+    }
+
+    public func asUnownedSerialExecutor() -> UnownedSerialExecutor {
+        UnownedSerialExecutor(ordinary: self)
+    }
+
+    public func checkIsolated() {
+        dispatchPrecondition(condition: .onQueue(queue))
+    }
+}

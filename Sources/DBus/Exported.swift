@@ -1,0 +1,472 @@
+import Synchronization
+
+/// An incoming method call, with its arguments already copied out.
+public struct MethodCall: Sendable {
+    public let message: Message
+    /// The caller's unique name.
+    public let sender: String
+    public let path: String
+    public let interface: String
+    public let member: String
+    public let arguments: [DBusValue]
+}
+
+/// An error that knows its D-Bus name. Handlers may throw these (or
+/// `DBusError`); anything else is answered with `org.freedesktop.DBus.Error.Failed`.
+public protocol DBusErrorConvertible: Error {
+    var dbusError: DBusError { get }
+}
+
+extension DBusError: DBusErrorConvertible {
+    public var dbusError: DBusError { self }
+}
+
+func dbusError(from error: any Error) -> DBusError {
+    if let convertible = error as? any DBusErrorConvertible { return convertible.dbusError }
+    if error is DBusEncodingError { return .invalidArgs(String(describing: error)) }
+    return .failed(String(describing: error))
+}
+
+/// The answer to one method call, sent once. A reply dropped unanswered
+/// answers the caller with an error, so no caller waits forever.
+public final class Reply: Sendable {
+    private let connection: Connection
+    private let call: Message
+    private let outSignature: String
+    private let what: String
+    private let sent = Atomic<Bool>(false)
+
+    init(connection: Connection, call: Message, outSignature: String, what: String) {
+        self.connection = connection
+        self.call = call
+        self.outSignature = outSignature
+        self.what = what
+    }
+
+    deinit {
+        if !sent.load(ordering: .acquiring) {
+            transmit(.failure(DBusError.failed("\(what) was dropped without an answer")))
+        }
+    }
+
+    /// Replies with values; they must match the method's declared out-signature.
+    public func succeed(_ values: [DBusValue] = []) {
+        guard !sent.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        let signature = values.map(\.signature).joined()
+        guard signature == outSignature else {
+            transmit(.failure(DBusError.failed("internal error: \(what) produced '\(signature)' instead of '\(outSignature)'")))
+            return
+        }
+        transmit(.success(values))
+    }
+
+    /// Replies with an error.
+    public func fail(_ error: any Error) {
+        guard !sent.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        transmit(.failure(error))
+    }
+
+    private func transmit(_ result: Result<[DBusValue], any Error>) {
+        guard !call.noReplyExpected else { return }
+        let message: Message?
+        switch result {
+        case .success(let values):
+            do { message = try call.makeReturn(values) } catch {
+                message = call.makeError(.failed("internal error: \(what) produced a bad reply: \(error)"))
+            }
+        case .failure(let error):
+            message = call.makeError(dbusError(from: error))
+        }
+        if let message { try? connection.send(message) }
+    }
+}
+
+/// How a method is implemented.
+public enum MethodHandler: Sendable {
+    /// Runs on the connection's queue and answers at once. Must not block.
+    case immediate(@Sendable (MethodCall) throws -> [DBusValue])
+    /// Runs on the connection's queue; answers through `Reply` whenever it likes.
+    case deferred(@Sendable (MethodCall, Reply) -> Void)
+    /// Runs in a new task.
+    case async(@Sendable (MethodCall) async throws -> [DBusValue])
+}
+
+/// Accessors of one property. The getter runs on the connection's queue.
+public struct PropertyHandler: Sendable {
+    public var get: @Sendable () -> DBusValue
+    public var set: (@Sendable (DBusValue) throws -> Void)?
+    public init(get: @escaping @Sendable () -> DBusValue, set: (@Sendable (DBusValue) throws -> Void)? = nil) {
+        self.get = get
+        self.set = set
+    }
+}
+
+/// An interface implementation: the description (from XML) plus one handler
+/// per method and accessors per property.
+public struct ExportedInterface: Sendable {
+    public let description: InterfaceDescription
+    var methods: [String: MethodHandler] = [:]
+    var properties: [String: PropertyHandler] = [:]
+
+    public init(_ description: InterfaceDescription) {
+        self.description = description
+    }
+
+    public mutating func method(_ name: String, _ handler: MethodHandler) {
+        methods[name] = handler
+    }
+
+    public mutating func property(_ name: String, _ handler: PropertyHandler) {
+        properties[name] = handler
+    }
+
+    /// Throws unless every declared method and property has a handler and every handler is declared.
+    public func validate() throws {
+        for method in description.methods where methods[method.name] == nil {
+            throw DBusEncodingError("\(description.name).\(method.name) is declared but has no handler")
+        }
+        for name in methods.keys where description.method(name) == nil {
+            throw DBusEncodingError("\(description.name) has a handler for undeclared method \(name)")
+        }
+        for property in description.properties where properties[property.name] == nil {
+            throw DBusEncodingError("\(description.name).\(property.name) is declared but has no accessors")
+        }
+        for name in properties.keys where description.property(name) == nil {
+            throw DBusEncodingError("\(description.name) has accessors for undeclared property \(name)")
+        }
+    }
+
+    func values(readableOnly: Bool = true) -> DBusValue {
+        var entries: [DBusValue.DictEntry] = []
+        for property in description.properties where property.access != .write {
+            if let handler = properties[property.name] {
+                entries.append(.init(.string(property.name), .variant(handler.get())))
+            }
+        }
+        return .dictionary(key: "s", value: "v", entries)
+    }
+}
+
+/// The standard interfaces the binding serves itself.
+public enum StandardInterfaces {
+    public static let introspectable = "org.freedesktop.DBus.Introspectable"
+    public static let properties = "org.freedesktop.DBus.Properties"
+    public static let peer = "org.freedesktop.DBus.Peer"
+    public static let objectManager = "org.freedesktop.DBus.ObjectManager"
+
+    static let xml = """
+        <node>
+          <interface name="org.freedesktop.DBus.Introspectable">
+            <method name="Introspect"><arg name="xml_data" type="s" direction="out"/></method>
+          </interface>
+          <interface name="org.freedesktop.DBus.Peer">
+            <method name="Ping"/>
+            <method name="GetMachineId"><arg name="machine_uuid" type="s" direction="out"/></method>
+          </interface>
+          <interface name="org.freedesktop.DBus.Properties">
+            <method name="Get">
+              <arg name="interface_name" type="s" direction="in"/><arg name="property_name" type="s" direction="in"/>
+              <arg name="value" type="v" direction="out"/>
+            </method>
+            <method name="GetAll">
+              <arg name="interface_name" type="s" direction="in"/><arg name="props" type="a{sv}" direction="out"/>
+            </method>
+            <method name="Set">
+              <arg name="interface_name" type="s" direction="in"/><arg name="property_name" type="s" direction="in"/>
+              <arg name="value" type="v" direction="in"/>
+            </method>
+            <signal name="PropertiesChanged">
+              <arg name="interface_name" type="s"/><arg name="changed_properties" type="a{sv}"/>
+              <arg name="invalidated_properties" type="as"/>
+            </signal>
+          </interface>
+          <interface name="org.freedesktop.DBus.ObjectManager">
+            <method name="GetManagedObjects">
+              <arg name="object_paths_interfaces_and_properties" type="a{oa{sa{sv}}}" direction="out"/>
+            </method>
+            <signal name="InterfacesAdded">
+              <arg name="object_path" type="o"/><arg name="interfaces_and_properties" type="a{sa{sv}}"/>
+            </signal>
+            <signal name="InterfacesRemoved"><arg name="object_path" type="o"/><arg name="interfaces" type="as"/></signal>
+          </interface>
+        </node>
+        """
+
+    /// Parsed once from the text above.
+    public static let descriptions: [String: InterfaceDescription] = {
+        // The text is a constant of this file; failing to parse it is a bug here.
+        let parsed = (try? InterfaceDescription.parse(xml: xml)) ?? []
+        precondition(parsed.count == 4, "standard interface XML failed to parse")
+        return Dictionary(uniqueKeysWithValues: parsed.map { ($0.name, $0) })
+    }()
+}
+
+/// The exported object tree of one connection.
+final class ObjectServer: Sendable {
+    struct State {
+        var objects: [String: [ExportedInterface]] = [:]
+        var managers: Set<String> = []
+    }
+    let state = Locked(State())
+
+    func interfaces(at path: String) -> [ExportedInterface]? {
+        state.withLock { $0.objects[path] }
+    }
+
+    /// The nearest ObjectManager at or above `path`, excluding `path` itself.
+    func manager(above path: String) -> String? {
+        state.withLock { state in
+            var best: String?
+            for manager in state.managers where manager != path && ObjectPath.isDescendant(path, of: manager) {
+                if best == nil || manager.count > best!.count { best = manager }
+            }
+            return best
+        }
+    }
+
+    func children(of path: String) -> [String] {
+        state.withLock { state in
+            var names = Set<String>()
+            let prefix = path == "/" ? "/" : path + "/"
+            for candidate in Array(state.objects.keys) + Array(state.managers) where candidate.hasPrefix(prefix) && candidate != path {
+                let rest = candidate.dropFirst(prefix.count)
+                if let first = rest.split(separator: "/").first { names.insert(String(first)) }
+            }
+            return names.sorted()
+        }
+    }
+
+    func checkSignal(path: String, interface: String, member: String, arguments: [DBusValue]) throws {
+        let description =
+            StandardInterfaces.descriptions[interface]
+            ?? interfaces(at: path)?.first { $0.description.name == interface }?.description
+        guard let description else {
+            throw DBusEncodingError("no interface \(interface) is exported at \(path)")
+        }
+        guard let signal = description.signal(member) else {
+            throw DBusEncodingError("\(interface) declares no signal \(member)")
+        }
+        let signature = arguments.map(\.signature).joined()
+        guard signature == signal.signature else {
+            throw DBusEncodingError("\(interface).\(member) has signature '\(signal.signature)', not '\(signature)'")
+        }
+    }
+
+    func introspect(path: String) -> String {
+        let exported = interfaces(at: path)
+        let isManager = state.withLock { $0.managers.contains(path) }
+        var out = introspectionDocType + "<node>\n"
+        let standard = StandardInterfaces.descriptions
+        out += standard[StandardInterfaces.introspectable]!.xml()
+        out += standard[StandardInterfaces.peer]!.xml()
+        if exported != nil { out += standard[StandardInterfaces.properties]!.xml() }
+        if isManager { out += standard[StandardInterfaces.objectManager]!.xml() }
+        for interface in exported ?? [] { out += interface.description.xml() }
+        for child in children(of: path) { out += "  <node name=\"\(escape(child))\"/>\n" }
+        return out + "</node>\n"
+    }
+
+    func managedObjects(under manager: String) -> DBusValue {
+        let objects = state.withLock { state in
+            state.objects.filter { $0.key != manager && ObjectPath.isDescendant($0.key, of: manager) }
+        }
+        let entries = objects.keys.sorted().map { path -> DBusValue.DictEntry in
+            .init(.objectPath(path), Self.interfacesAndProperties(objects[path]!))
+        }
+        return .dictionary(key: "o", value: "a{sa{sv}}", entries)
+    }
+
+    static func interfacesAndProperties(_ interfaces: [ExportedInterface]) -> DBusValue {
+        .dictionary(
+            key: "s", value: "a{sv}",
+            interfaces.map { .init(.string($0.description.name), $0.values()) })
+    }
+
+    // MARK: Dispatch
+
+    /// Handles one method call. Runs on the connection's queue.
+    func handle(_ message: Message, on connection: Connection) {
+        let path = message.path ?? "/"
+        let member = message.member ?? ""
+        let interfaceName = message.interface
+        let exported = interfaces(at: path)
+
+        func fail(_ name: String, _ text: String) {
+            guard !message.noReplyExpected, let reply = message.makeError(DBusError(name: name, message: text)) else { return }
+            try? connection.send(reply)
+        }
+        func answer(_ values: [DBusValue]) {
+            guard !message.noReplyExpected else { return }
+            if let reply = try? message.makeReturn(values) { try? connection.send(reply) }
+        }
+
+        // Introspectable works on every node, including the inner ones.
+        if interfaceName == StandardInterfaces.introspectable || (interfaceName == nil && member == "Introspect") {
+            guard member == "Introspect" else {
+                return fail(DBusError.unknownMethodName, "org.freedesktop.DBus.Introspectable has no method \(member)")
+            }
+            guard message.signature.isEmpty else {
+                return fail(DBusError.invalidArgsName, "Introspect takes no arguments, got '\(message.signature)'")
+            }
+            if exported == nil && children(of: path).isEmpty && !state.withLock({ $0.managers.contains(path) }) && path != "/" {
+                return fail(DBusError.unknownObjectName, "No object at \(path)")
+            }
+            return answer([.string(introspect(path: path))])
+        }
+
+        if interfaceName == StandardInterfaces.objectManager, state.withLock({ $0.managers.contains(path) }) {
+            guard member == "GetManagedObjects" else {
+                return fail(DBusError.unknownMethodName, "org.freedesktop.DBus.ObjectManager has no method \(member)")
+            }
+            return answer([managedObjects(under: path)])
+        }
+
+        guard let exported else {
+            return fail(DBusError.unknownObjectName, "No object at \(path)")
+        }
+
+        if interfaceName == StandardInterfaces.properties {
+            return handleProperties(message, member: member, exported: exported, path: path, connection: connection, fail: fail, answer: answer)
+        }
+
+        let interface: ExportedInterface?
+        if let interfaceName {
+            interface = exported.first { $0.description.name == interfaceName }
+            guard interface != nil else {
+                return fail(DBusError.unknownInterfaceName, "The object at \(path) has no interface \(interfaceName)")
+            }
+        } else {
+            interface = exported.first { $0.description.method(member) != nil }
+        }
+        guard let interface, let method = interface.description.method(member), let handler = interface.methods[member] else {
+            return fail(
+                DBusError.unknownMethodName,
+                "\(interfaceName ?? "The object at \(path)") has no method \(member)")
+        }
+        let signature = message.signature
+        guard signature == method.inSignature else {
+            return fail(
+                DBusError.invalidArgsName,
+                "\(interface.description.name).\(member) takes arguments of type '\(method.inSignature)', but the call carried '\(signature)'")
+        }
+        let call = MethodCall(
+            message: message, sender: message.sender ?? "", path: path, interface: interface.description.name,
+            member: member, arguments: message.arguments())
+        let reply = Reply(
+            connection: connection, call: message, outSignature: method.outSignature,
+            what: "\(interface.description.name).\(member)")
+        switch handler {
+        case .immediate(let body):
+            do { reply.succeed(try body(call)) } catch { reply.fail(error) }
+        case .deferred(let body):
+            body(call, reply)
+        case .async(let body):
+            Task {
+                do { reply.succeed(try await body(call)) } catch { reply.fail(error) }
+            }
+        }
+    }
+
+    private func handleProperties(
+        _ message: Message, member: String, exported: [ExportedInterface], path: String, connection: Connection,
+        fail: (String, String) -> Void, answer: ([DBusValue]) -> Void
+    ) {
+        guard let method = StandardInterfaces.descriptions[StandardInterfaces.properties]!.method(member) else {
+            return fail(DBusError.unknownMethodName, "org.freedesktop.DBus.Properties has no method \(member)")
+        }
+        guard message.signature == method.inSignature else {
+            return fail(
+                DBusError.invalidArgsName,
+                "Properties.\(member) takes '\(method.inSignature)', but the call carried '\(message.signature)'")
+        }
+        let args = message.arguments()
+        let interfaceName = args[0].stringValue ?? ""
+        guard let interface = exported.first(where: { $0.description.name == interfaceName }) else {
+            return fail(DBusError.unknownInterfaceName, "The object at \(path) has no interface '\(interfaceName)'")
+        }
+        if member == "GetAll" { return answer([interface.values()]) }
+        let propertyName = args[1].stringValue ?? ""
+        guard let property = interface.description.property(propertyName), let handler = interface.properties[propertyName] else {
+            return fail(DBusError.unknownPropertyName, "\(interfaceName) has no property '\(propertyName)'")
+        }
+        if member == "Get" {
+            guard property.access != .write else {
+                return fail(DBusError.failedName, "\(interfaceName).\(propertyName) is write-only")
+            }
+            return answer([.variant(handler.get())])
+        }
+        // Set
+        guard property.access != .read, let setter = handler.set else {
+            return fail(DBusError.propertyReadOnlyName, "\(interfaceName).\(propertyName) is read-only")
+        }
+        guard case .variant(let value) = args[2], value.signature == property.type else {
+            return fail(
+                DBusError.invalidArgsName,
+                "\(interfaceName).\(propertyName) has type '\(property.type)', not '\(args[2].unwrapped.signature)'")
+        }
+        do {
+            try setter(value)
+        } catch {
+            let e = dbusError(from: error)
+            return fail(e.name, e.message)
+        }
+        answer([])
+        if property.emitsChangedSignal == "true" || property.emitsChangedSignal == "invalidates" {
+            try? connection.emitPropertiesChanged(path: path, interface: interfaceName, properties: [propertyName])
+        }
+    }
+}
+
+extension Connection {
+    /// Serves `interfaces` at `path` (replacing what was there). Every
+    /// declared method must have a handler. Under an ObjectManager this emits
+    /// `InterfacesAdded`.
+    public func export(_ interfaces: [ExportedInterface], at path: String) throws {
+        guard ObjectPath.isValid(path) else { throw DBusEncodingError("'\(path)' is not a valid object path") }
+        for interface in interfaces { try interface.validate() }
+        objects.state.withLock { $0.objects[path] = interfaces }
+        if let manager = objects.manager(above: path) {
+            try? emit(
+                path: manager, interface: StandardInterfaces.objectManager, member: "InterfacesAdded",
+                arguments: [.objectPath(path), ObjectServer.interfacesAndProperties(interfaces)])
+        }
+    }
+
+    /// Stops serving `path`. Under an ObjectManager this emits `InterfacesRemoved`.
+    public func unexport(_ path: String) {
+        let removed = objects.state.withLock { $0.objects.removeValue(forKey: path) }
+        guard let removed, let manager = objects.manager(above: path) else { return }
+        try? emit(
+            path: manager, interface: StandardInterfaces.objectManager, member: "InterfacesRemoved",
+            arguments: [.objectPath(path), .strings(removed.map(\.description.name))])
+    }
+
+    /// Serves `org.freedesktop.DBus.ObjectManager` at `path` for every object below it.
+    public func addObjectManager(at path: String) {
+        _ = objects.state.withLock { $0.managers.insert(path) }
+    }
+
+    /// Emits `PropertiesChanged` for the named properties, honouring each
+    /// property's `EmitsChangedSignal` annotation.
+    public func emitPropertiesChanged(path: String, interface: String, properties names: [String]) throws {
+        guard let exported = objects.interfaces(at: path)?.first(where: { $0.description.name == interface }) else {
+            throw DBusEncodingError("no interface \(interface) is exported at \(path)")
+        }
+        var changed: [DBusValue.DictEntry] = []
+        var invalidated: [String] = []
+        for name in names {
+            guard let property = exported.description.property(name), let handler = exported.properties[name] else {
+                throw DBusEncodingError("\(interface) has no property \(name)")
+            }
+            switch property.emitsChangedSignal {
+            case "true": changed.append(.init(.string(name), .variant(handler.get())))
+            case "invalidates": invalidated.append(name)
+            default: continue
+            }
+        }
+        guard !changed.isEmpty || !invalidated.isEmpty else { return }
+        try emit(
+            path: path, interface: StandardInterfaces.properties, member: "PropertiesChanged",
+            arguments: [.string(interface), .dictionary(key: "s", value: "v", changed), .strings(invalidated)])
+    }
+}

@@ -1,0 +1,131 @@
+import CDBus
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Direct libdbus, with no binding in between: the floor every benchmark
+/// compares against. These functions BLOCK; run them on a dedicated thread,
+/// never on a task of the cooperative pool.
+public enum DirectLibdbus {
+    public static let echoInterface = "org.widgethost.Bench.Echo"
+    public static let echoPath = "/org/widgethost/Bench/Echo"
+
+    /// A plain libdbus echo server on its own connection. `run()` serves until `stop()`.
+    public final class EchoServer: @unchecked Sendable {
+        let raw: OpaquePointer
+        public let uniqueName: String
+        private let stopping = Locked(false)
+
+        public init(address: String) throws {
+            precondition(threadsInitialized)
+            let raw = try withCError { dbus_connection_open_private(address, $0) }
+            dbus_connection_set_exit_on_disconnect(raw, 0)
+            _ = try withCError { dbus_bus_register(raw, $0) != 0 ? true : nil }
+            uniqueName = String(cString: dbus_bus_get_unique_name(raw))
+            dbus_connection_add_filter(raw, echoFilter, nil, nil)
+            self.raw = raw
+        }
+
+        /// Blocks, answering echo calls, until `stop()`.
+        public func run() {
+            while !stopping.withLock({ $0 }) {
+                if dbus_connection_read_write_dispatch(raw, 100) == 0 { break }
+            }
+            dbus_connection_close(raw)
+            dbus_connection_unref(raw)
+        }
+
+        public func stop() { stopping.withLock { $0 = true } }
+    }
+
+    /// A blocking libdbus client.
+    public final class Client: @unchecked Sendable {
+        let raw: OpaquePointer
+
+        public init(address: String) throws {
+            precondition(threadsInitialized)
+            let raw = try withCError { dbus_connection_open_private(address, $0) }
+            dbus_connection_set_exit_on_disconnect(raw, 0)
+            _ = try withCError { dbus_bus_register(raw, $0) != 0 ? true : nil }
+            self.raw = raw
+        }
+
+        deinit {
+            dbus_connection_close(raw)
+            dbus_connection_unref(raw)
+        }
+
+        private func makeCall(_ destination: String, _ payload: String) -> OpaquePointer {
+            let message = dbus_message_new_method_call(destination, echoPath, echoInterface, "Echo")!
+            var iter = DBusMessageIter()
+            dbus_message_iter_init_append(message, &iter)
+            payload.withCString { p in
+                var pointer: UnsafePointer<CChar>? = p
+                _ = dbus_message_iter_append_basic(&iter, TypeCode.string, &pointer)
+            }
+            return message
+        }
+
+        /// One echo round trip with `dbus_connection_send_with_reply_and_block`; returns nanoseconds.
+        public func roundTrip(to destination: String, payload: String) throws -> UInt64 {
+            let message = makeCall(destination, payload)
+            defer { dbus_message_unref(message) }
+            let start = monotonicNanoseconds()
+            let reply = try withCError { dbus_connection_send_with_reply_and_block(raw, message, 25_000, $0) }
+            let end = monotonicNanoseconds()
+            dbus_message_unref(reply)
+            return end - start
+        }
+
+        /// `total` calls with `window` in flight at a time; returns calls per second.
+        public func pipelined(to destination: String, payload: String, total: Int, window: Int) -> Double {
+            let start = monotonicNanoseconds()
+            var sent = 0
+            var received = 0
+            while received < total {
+                while sent < total && sent - received < window {
+                    let message = makeCall(destination, payload)
+                    dbus_connection_send(raw, message, nil)
+                    dbus_message_unref(message)
+                    sent += 1
+                }
+                dbus_connection_flush(raw)
+                guard dbus_connection_read_write(raw, -1) != 0 else { break }
+                while let message = dbus_connection_pop_message(raw) {
+                    if dbus_message_get_type(message) == Int32(DBUS_MESSAGE_TYPE_METHOD_RETURN) { received += 1 }
+                    dbus_message_unref(message)
+                }
+            }
+            let seconds = Double(monotonicNanoseconds() - start) / 1e9
+            return Double(received) / seconds
+        }
+    }
+
+    public static func monotonicNanoseconds() -> UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+    }
+}
+
+/// Answers `Echo(s) → s` with the same string.
+private let echoFilter: DBusHandleMessageFunction = { connection, message, _ in
+    guard let connection, let message,
+        dbus_message_is_method_call(message, DirectLibdbus.echoInterface, "Echo") != 0
+    else { return DBUS_HANDLER_RESULT_NOT_YET_HANDLED }
+    var iter = DBusMessageIter()
+    var text: UnsafePointer<CChar>? = nil
+    if dbus_message_iter_init(message, &iter) != 0, dbus_message_iter_get_arg_type(&iter) == TypeCode.string {
+        dbus_message_iter_get_basic(&iter, &text)
+    }
+    guard let reply = dbus_message_new_method_return(message) else { return DBUS_HANDLER_RESULT_NEED_MEMORY }
+    var out = DBusMessageIter()
+    dbus_message_iter_init_append(reply, &out)
+    let empty: StaticString = ""
+    var pointer = text ?? UnsafeRawPointer(empty.utf8Start).assumingMemoryBound(to: CChar.self)
+    _ = dbus_message_iter_append_basic(&out, TypeCode.string, &pointer)
+    dbus_connection_send(connection, reply, nil)
+    dbus_message_unref(reply)
+    return DBUS_HANDLER_RESULT_HANDLED
+}

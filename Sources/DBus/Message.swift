@@ -1,0 +1,378 @@
+import CDBus
+
+/// The type codes libdbus uses, as Int32 (the C macros are casts Swift does not import).
+enum TypeCode {
+    static let invalid: Int32 = 0
+    static let byte = code("y"), boolean = code("b"), int16 = code("n"), uint16 = code("q")
+    static let int32 = code("i"), uint32 = code("u"), int64 = code("x"), uint64 = code("t")
+    static let double = code("d"), string = code("s"), objectPath = code("o"), signature = code("g")
+    static let unixFD = code("h"), array = code("a"), variant = code("v"), structure = code("r")
+    static let dictEntry = code("e")
+    static func code(_ c: Unicode.Scalar) -> Int32 { Int32(c.value) }
+}
+
+/// The four kinds of D-Bus message.
+public enum MessageKind: Sendable, Equatable {
+    case methodCall, methodReturn, error, signal, other
+}
+
+/// One D-Bus message. Owns one reference to the libdbus message and drops it
+/// when released. Header strings and arguments are copied out on reading, so
+/// nothing read from a message outlives it by pointer.
+public final class Message: @unchecked Sendable {
+    let raw: OpaquePointer
+
+    /// Takes over one reference.
+    init(owning raw: OpaquePointer) {
+        self.raw = raw
+    }
+
+    deinit {
+        dbus_message_unref(raw)
+    }
+
+    // MARK: Making messages
+
+    /// A method call. Throws when a name or path is malformed.
+    public static func methodCall(
+        destination: String?, path: String, interface: String?, member: String, arguments: [DBusValue] = []
+    ) throws -> Message {
+        try Names.checkPath(path)
+        try Names.checkMember(member)
+        if let interface { try Names.checkInterface(interface) }
+        if let destination { try Names.checkBusName(destination) }
+        guard let raw = dbus_message_new_method_call(destination, path, interface, member) else { throw DBusError.noMemory }
+        let message = Message(owning: raw)
+        try message.append(arguments)
+        return message
+    }
+
+    /// A signal.
+    public static func signal(path: String, interface: String, member: String, arguments: [DBusValue] = []) throws -> Message {
+        try Names.checkPath(path)
+        try Names.checkInterface(interface)
+        try Names.checkMember(member)
+        guard let raw = dbus_message_new_signal(path, interface, member) else { throw DBusError.noMemory }
+        let message = Message(owning: raw)
+        try message.append(arguments)
+        return message
+    }
+
+    /// A method return for this call.
+    public func makeReturn(_ arguments: [DBusValue] = []) throws -> Message {
+        guard let raw = dbus_message_new_method_return(self.raw) else { throw DBusError.noMemory }
+        let message = Message(owning: raw)
+        try message.append(arguments)
+        return message
+    }
+
+    /// An error reply for this call.
+    public func makeError(_ error: DBusError) -> Message? {
+        let name = Names.isValidErrorName(error.name) ? error.name : DBusError.failedName
+        // libdbus treats the message as printf-free text; interior NULs would cut it.
+        let text = String(error.message.map { $0 == "\0" ? " " : $0 })
+        guard let raw = dbus_message_new_error(self.raw, name, text) else { return nil }
+        return Message(owning: raw)
+    }
+
+    // MARK: Header
+
+    public var kind: MessageKind {
+        switch dbus_message_get_type(raw) {
+        case Int32(DBUS_MESSAGE_TYPE_METHOD_CALL): return .methodCall
+        case Int32(DBUS_MESSAGE_TYPE_METHOD_RETURN): return .methodReturn
+        case Int32(DBUS_MESSAGE_TYPE_ERROR): return .error
+        case Int32(DBUS_MESSAGE_TYPE_SIGNAL): return .signal
+        default: return .other
+        }
+    }
+
+    public var sender: String? { copy(dbus_message_get_sender(raw)) }
+    public var destination: String? { copy(dbus_message_get_destination(raw)) }
+    public var path: String? { copy(dbus_message_get_path(raw)) }
+    public var interface: String? { copy(dbus_message_get_interface(raw)) }
+    public var member: String? { copy(dbus_message_get_member(raw)) }
+    public var errorName: String? { copy(dbus_message_get_error_name(raw)) }
+    public var signature: String { copy(dbus_message_get_signature(raw)) ?? "" }
+    public var serial: UInt32 { dbus_message_get_serial(raw) }
+    public var replySerial: UInt32 { dbus_message_get_reply_serial(raw) }
+    public var noReplyExpected: Bool {
+        get { dbus_message_get_no_reply(raw) != 0 }
+        set { dbus_message_set_no_reply(raw, newValue ? 1 : 0) }
+    }
+    /// Whether the bus may start the destination by D-Bus activation (default true).
+    public var autoStart: Bool {
+        get { dbus_message_get_auto_start(raw) != 0 }
+        set { dbus_message_set_auto_start(raw, newValue ? 1 : 0) }
+    }
+    /// Whether the receiver may prompt the user to authorize the call.
+    public var allowInteractiveAuthorization: Bool {
+        get { dbus_message_get_allow_interactive_authorization(raw) != 0 }
+        set { dbus_message_set_allow_interactive_authorization(raw, newValue ? 1 : 0) }
+    }
+
+    /// True for the local `Disconnected` signal libdbus queues when the bus goes away.
+    var isLocalDisconnected: Bool {
+        dbus_message_is_signal(raw, "org.freedesktop.DBus.Local", "Disconnected") != 0
+            && dbus_message_has_path(raw, "/org/freedesktop/DBus/Local") != 0
+    }
+
+    private func copy(_ p: UnsafePointer<CChar>?) -> String? {
+        guard let p else { return nil }
+        return String(cString: p)
+    }
+
+    // MARK: Arguments
+
+    /// Appends values to the body. Values are checked first, so a bad value
+    /// leaves the message unchanged.
+    public func append(_ values: [DBusValue]) throws {
+        guard !values.isEmpty else { return }
+        for value in values { try Marshal.check(value) }
+        var iter = DBusMessageIter()
+        dbus_message_iter_init_append(raw, &iter)
+        for value in values {
+            guard Marshal.append(value, &iter) else { throw DBusError.noMemory }
+        }
+    }
+
+    /// Reads every argument, copying all data out of the message.
+    public func arguments() -> [DBusValue] {
+        var iter = DBusMessageIter()
+        guard dbus_message_iter_init(raw, &iter) != 0 else { return [] }
+        return Marshal.readAll(&iter)
+    }
+
+    /// The error this message carries, when it is an error reply.
+    public var error: DBusError? {
+        guard kind == .error else { return nil }
+        let text: String
+        if case .string(let s)? = arguments().first { text = s } else { text = "" }
+        return DBusError(name: errorName ?? DBusError.failedName, message: text)
+    }
+}
+
+/// Encoding and decoding between `DBusValue` and libdbus message iterators.
+enum Marshal {
+    /// Validates a value so that appending it cannot fail halfway.
+    static func check(_ value: DBusValue) throws {
+        switch value {
+        case .string(let s):
+            if s.utf8.contains(0) { throw DBusEncodingError("a D-Bus string cannot contain a NUL character") }
+        case .objectPath(let p):
+            if !ObjectPath.isValid(p) { throw DBusEncodingError("'\(p)' is not a valid D-Bus object path") }
+        case .signature(let g):
+            if !Signature.isValid(g) { throw DBusEncodingError("'\(g)' is not a valid D-Bus signature") }
+        case .array(let element, let items):
+            guard Signature.isSingleCompleteType(element) else {
+                throw DBusEncodingError("array element signature '\(element)' is not one complete type")
+            }
+            for item in items {
+                guard item.signature == element else {
+                    throw DBusEncodingError("array of '\(element)' holds a value of type '\(item.signature)'")
+                }
+                try check(item)
+            }
+        case .dictionary(let key, let valueType, let entries):
+            guard key.utf8.count == 1, Signature.isBasic(key.utf8.first!), Signature.isSingleCompleteType(valueType) else {
+                throw DBusEncodingError("'a{\(key)\(valueType)}' is not a valid dictionary type")
+            }
+            for entry in entries {
+                guard entry.key.signature == key, entry.value.signature == valueType else {
+                    throw DBusEncodingError(
+                        "dictionary 'a{\(key)\(valueType)}' holds an entry of types '\(entry.key.signature)' → '\(entry.value.signature)'")
+                }
+                try check(entry.key)
+                try check(entry.value)
+            }
+        case .structure(let fields):
+            guard !fields.isEmpty else { throw DBusEncodingError("a D-Bus struct needs at least one field") }
+            for field in fields { try check(field) }
+        case .variant(let inner):
+            try check(inner)
+        default:
+            break
+        }
+        if value.signature.utf8.count > 255 {
+            throw DBusEncodingError("the type '\(value.signature.prefix(40))…' is longer than the 255-byte signature limit")
+        }
+    }
+
+    /// Appends one checked value. False only when libdbus runs out of memory.
+    static func append(_ value: DBusValue, _ iter: inout DBusMessageIter) -> Bool {
+        switch value {
+        case .byte(var v): return dbus_message_iter_append_basic(&iter, TypeCode.byte, &v) != 0
+        case .bool(let b):
+            var v: dbus_bool_t = b ? 1 : 0
+            return dbus_message_iter_append_basic(&iter, TypeCode.boolean, &v) != 0
+        case .int16(var v): return dbus_message_iter_append_basic(&iter, TypeCode.int16, &v) != 0
+        case .uint16(var v): return dbus_message_iter_append_basic(&iter, TypeCode.uint16, &v) != 0
+        case .int32(var v): return dbus_message_iter_append_basic(&iter, TypeCode.int32, &v) != 0
+        case .uint32(var v): return dbus_message_iter_append_basic(&iter, TypeCode.uint32, &v) != 0
+        case .int64(var v): return dbus_message_iter_append_basic(&iter, TypeCode.int64, &v) != 0
+        case .uint64(var v): return dbus_message_iter_append_basic(&iter, TypeCode.uint64, &v) != 0
+        case .double(var v): return dbus_message_iter_append_basic(&iter, TypeCode.double, &v) != 0
+        case .unixFD(var v): return dbus_message_iter_append_basic(&iter, TypeCode.unixFD, &v) != 0
+        case .string(let s): return appendString(s, TypeCode.string, &iter)
+        case .objectPath(let s): return appendString(s, TypeCode.objectPath, &iter)
+        case .signature(let s): return appendString(s, TypeCode.signature, &iter)
+        case .array(let element, let items):
+            return container(TypeCode.array, element, &iter) { sub in
+                for item in items where !append(item, &sub) { return false }
+                return true
+            }
+        case .dictionary(let key, let valueType, let entries):
+            return container(TypeCode.array, "{" + key + valueType + "}", &iter) { sub in
+                for entry in entries {
+                    let ok = container(TypeCode.dictEntry, nil, &sub) { pair in
+                        append(entry.key, &pair) && append(entry.value, &pair)
+                    }
+                    if !ok { return false }
+                }
+                return true
+            }
+        case .structure(let fields):
+            return container(TypeCode.structure, nil, &iter) { sub in
+                for field in fields where !append(field, &sub) { return false }
+                return true
+            }
+        case .variant(let inner):
+            return container(TypeCode.variant, inner.signature, &iter) { sub in append(inner, &sub) }
+        }
+    }
+
+    private static func appendString(_ s: String, _ type: Int32, _ iter: inout DBusMessageIter) -> Bool {
+        s.withCString { p in
+            var pointer: UnsafePointer<CChar>? = p
+            return dbus_message_iter_append_basic(&iter, type, &pointer) != 0
+        }
+    }
+
+    private static func container(
+        _ type: Int32, _ signature: String?, _ iter: inout DBusMessageIter,
+        _ body: (inout DBusMessageIter) -> Bool
+    ) -> Bool {
+        var sub = DBusMessageIter()
+        let opened: Bool
+        if let signature {
+            opened = signature.withCString { dbus_message_iter_open_container(&iter, type, $0, &sub) != 0 }
+        } else {
+            opened = dbus_message_iter_open_container(&iter, type, nil, &sub) != 0
+        }
+        guard opened else { return false }
+        guard body(&sub) else {
+            dbus_message_iter_abandon_container(&iter, &sub)
+            return false
+        }
+        return dbus_message_iter_close_container(&iter, &sub) != 0
+    }
+
+    static func readAll(_ iter: inout DBusMessageIter) -> [DBusValue] {
+        var values: [DBusValue] = []
+        while dbus_message_iter_get_arg_type(&iter) != TypeCode.invalid {
+            values.append(read(&iter))
+            dbus_message_iter_next(&iter)
+        }
+        return values
+    }
+
+    static func read(_ iter: inout DBusMessageIter) -> DBusValue {
+        let type = dbus_message_iter_get_arg_type(&iter)
+        switch type {
+        case TypeCode.byte: return .byte(basic(&iter, UInt8(0)))
+        case TypeCode.boolean: return .bool(basic(&iter, dbus_bool_t(0)) != 0)
+        case TypeCode.int16: return .int16(basic(&iter, Int16(0)))
+        case TypeCode.uint16: return .uint16(basic(&iter, UInt16(0)))
+        case TypeCode.int32: return .int32(basic(&iter, Int32(0)))
+        case TypeCode.uint32: return .uint32(basic(&iter, UInt32(0)))
+        case TypeCode.int64: return .int64(basic(&iter, Int64(0)))
+        case TypeCode.uint64: return .uint64(basic(&iter, UInt64(0)))
+        case TypeCode.double: return .double(basic(&iter, Double(0)))
+        case TypeCode.unixFD: return .unixFD(basic(&iter, Int32(-1)))
+        case TypeCode.string: return .string(string(&iter))
+        case TypeCode.objectPath: return .objectPath(string(&iter))
+        case TypeCode.signature: return .signature(string(&iter))
+        case TypeCode.variant:
+            var sub = DBusMessageIter()
+            dbus_message_iter_recurse(&iter, &sub)
+            return .variant(read(&sub))
+        case TypeCode.structure:
+            var sub = DBusMessageIter()
+            dbus_message_iter_recurse(&iter, &sub)
+            return .structure(readAll(&sub))
+        case TypeCode.array:
+            let full = currentSignature(&iter)
+            var sub = DBusMessageIter()
+            dbus_message_iter_recurse(&iter, &sub)
+            if dbus_message_iter_get_element_type(&iter) == TypeCode.dictEntry {
+                // full is "a{kv}"
+                let inner = full.dropFirst(2).dropLast()
+                let key = String(inner.prefix(1))
+                let value = String(inner.dropFirst())
+                var entries: [DBusValue.DictEntry] = []
+                while dbus_message_iter_get_arg_type(&sub) == TypeCode.dictEntry {
+                    var pair = DBusMessageIter()
+                    dbus_message_iter_recurse(&sub, &pair)
+                    let k = read(&pair)
+                    dbus_message_iter_next(&pair)
+                    let v = read(&pair)
+                    entries.append(.init(k, v))
+                    dbus_message_iter_next(&sub)
+                }
+                return .dictionary(key: key, value: value, entries)
+            }
+            return .array(element: String(full.dropFirst()), readAll(&sub))
+        default:
+            // Unknown type codes cannot occur in a message libdbus validated.
+            return .structure([])
+        }
+    }
+
+    private static func basic<T>(_ iter: inout DBusMessageIter, _ initial: T) -> T {
+        var value = initial
+        withUnsafeMutablePointer(to: &value) { dbus_message_iter_get_basic(&iter, $0) }
+        return value
+    }
+
+    private static func string(_ iter: inout DBusMessageIter) -> String {
+        var pointer: UnsafePointer<CChar>? = nil
+        dbus_message_iter_get_basic(&iter, &pointer)
+        guard let pointer else { return "" }
+        return String(cString: pointer)
+    }
+
+    private static func currentSignature(_ iter: inout DBusMessageIter) -> String {
+        guard let p = dbus_message_iter_get_signature(&iter) else { return "" }
+        defer { dbus_free(p) }
+        return String(cString: p)
+    }
+}
+
+/// Validation of bus names, interface and member names.
+public enum Names {
+    public static func isValidBusName(_ s: String) -> Bool {
+        !s.utf8.contains(0) && s.withCString { dbus_validate_bus_name($0, nil) != 0 }
+    }
+    public static func isValidInterface(_ s: String) -> Bool {
+        !s.utf8.contains(0) && s.withCString { dbus_validate_interface($0, nil) != 0 }
+    }
+    public static func isValidMember(_ s: String) -> Bool {
+        !s.utf8.contains(0) && s.withCString { dbus_validate_member($0, nil) != 0 }
+    }
+    public static func isValidErrorName(_ s: String) -> Bool {
+        !s.utf8.contains(0) && s.withCString { dbus_validate_error_name($0, nil) != 0 }
+    }
+
+    static func checkPath(_ s: String) throws {
+        guard ObjectPath.isValid(s) else { throw DBusEncodingError("'\(s)' is not a valid D-Bus object path") }
+    }
+    static func checkInterface(_ s: String) throws {
+        guard isValidInterface(s) else { throw DBusEncodingError("'\(s)' is not a valid D-Bus interface name") }
+    }
+    static func checkMember(_ s: String) throws {
+        guard isValidMember(s) else { throw DBusEncodingError("'\(s)' is not a valid D-Bus member name") }
+    }
+    static func checkBusName(_ s: String) throws {
+        guard isValidBusName(s) else { throw DBusEncodingError("'\(s)' is not a valid D-Bus bus name") }
+    }
+}

@@ -1,0 +1,61 @@
+/// An error of the WidgetHost model, named as in CONTRACT §8.
+///
+/// The service maps it to the D-Bus error `org.widgethost.Host1.Error.<name>`
+/// (see ``dbusName``) with ``message`` as the error message. Every message says
+/// what was wrong *and* how to fix it, and quotes the offending value.
+public struct HostError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The error names of CONTRACT §8; the raw value is the last element of the D-Bus error name.
+    public enum Name: String, Sendable, CaseIterable {
+        case invalidArgument = "InvalidArgument"
+        case unknownApp = "UnknownApp"
+        case unknownKind = "UnknownKind"
+        case unsupportedFamily = "UnsupportedFamily"
+        case unknownElement = "UnknownElement"
+        case invalidContent = "InvalidContent"
+        case accessDenied = "AccessDenied"
+        case activationFailed = "ActivationFailed"
+        case limitExceeded = "LimitExceeded"
+        case inconsistentLinks = "InconsistentLinks"
+    }
+
+    /// The prefix of every WidgetHost D-Bus error name.
+    public static let dbusErrorPrefix = "org.widgethost.Host1.Error."
+
+    /// Which error this is.
+    public var name: Name
+    /// A human-readable explanation: what was wrong and how to fix it.
+    public var message: String
+
+    /// Creates an error with the given name and message.
+    public init(_ name: Name, _ message: String) {
+        self.name = name
+        self.message = message
+    }
+
+    /// The full D-Bus error name, e.g. `org.widgethost.Host1.Error.InvalidArgument`.
+    public var dbusName: String { Self.dbusErrorPrefix + name.rawValue }
+
+    /// `"<Name>: <message>"`.
+    public var description: String { "\(name.rawValue): \(message)" }
+
+    /// An `InvalidArgument` error.
+    public static func invalidArgument(_ m: String) -> HostError { HostError(.invalidArgument, m) }
+    /// An `UnknownApp` error.
+    public static func unknownApp(_ m: String) -> HostError { HostError(.unknownApp, m) }
+    /// An `UnknownKind` error.
+    public static func unknownKind(_ m: String) -> HostError { HostError(.unknownKind, m) }
+    /// An `UnsupportedFamily` error.
+    public static func unsupportedFamily(_ m: String) -> HostError { HostError(.unsupportedFamily, m) }
+    /// An `UnknownElement` error.
+    public static func unknownElement(_ m: String) -> HostError { HostError(.unknownElement, m) }
+    /// An `InvalidContent` error.
+    public static func invalidContent(_ m: String) -> HostError { HostError(.invalidContent, m) }
+    /// An `AccessDenied` error.
+    public static func accessDenied(_ m: String) -> HostError { HostError(.accessDenied, m) }
+    /// An `ActivationFailed` error.
+    public static func activationFailed(_ m: String) -> HostError { HostError(.activationFailed, m) }
+    /// A `LimitExceeded` error.
+    public static func limitExceeded(_ m: String) -> HostError { HostError(.limitExceeded, m) }
+    /// An `InconsistentLinks` error.
+    public static func inconsistentLinks(_ m: String) -> HostError { HostError(.inconsistentLinks, m) }
+}

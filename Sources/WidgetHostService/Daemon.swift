@@ -1,0 +1,76 @@
+import DBus
+import Logging
+import ServiceLifecycle
+
+/// Why the daemon stopped other than by a signal.
+public enum DaemonError: Error, CustomStringConvertible {
+    case nameTaken(owner: String?)
+    case busLost(BusAddress)
+
+    public var description: String {
+        switch self {
+        case .nameTaken(let owner):
+            return "\(HostNames.busName) is already owned\(owner.map { " by \($0)" } ?? "") — another widget-hostd is running on this bus"
+        case .busLost(let bus):
+            return "lost the connection to \(bus); exiting so the service manager can restart the host"
+        }
+    }
+}
+
+/// `widget-hostd` as a ServiceLifecycle service: connect, serve the objects,
+/// then own the name; on SIGTERM/SIGINT give the name back and close.
+public struct HostDaemon: Service, CustomStringConvertible {
+    public var description: String { "widget-hostd on \(bus)" }
+    public let bus: BusAddress
+    public let configuration: HostConfiguration
+    public let logger: Logger
+    /// Called once the name is owned (used by the demo and tests).
+    public var onReady: (@Sendable (Connection) -> Void)?
+
+    public init(bus: BusAddress, configuration: HostConfiguration, logger: Logger) {
+        self.bus = bus
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    public func run() async throws {
+        let connection = try await Connection.connect(bus, label: "host")
+        defer { connection.close() }
+        let service = try HostService(connection: connection, configuration: configuration, logger: logger)
+        try await service.start()
+        switch try await connection.requestName(HostNames.busName) {
+        case .primaryOwner, .alreadyOwner:
+            break
+        case .exists, .inQueue:
+            throw DaemonError.nameTaken(owner: try? await connection.nameOwner(HostNames.busName))
+        }
+        logger.info(
+            "widget-hostd ready",
+            metadata: ["bus": "\(bus)", "name": "\(HostNames.busName)", "unique": "\(connection.uniqueName ?? "?")"])
+        onReady?(connection)
+
+        let shuttingDown = ShutdownFlag()
+        await withGracefulShutdownHandler {
+            await connection.waitUntilDisconnected()
+        } onGracefulShutdown: {
+            shuttingDown.set()
+            Task {
+                try? await connection.releaseName(HostNames.busName)
+                connection.close()
+            }
+        }
+        await service.stop()
+        if shuttingDown.isSet {
+            logger.info("widget-hostd stopped")
+        } else {
+            throw DaemonError.busLost(bus)
+        }
+    }
+}
+
+final class ShutdownFlag: @unchecked Sendable {
+    private let lock = NSLockish()
+    private var value = false
+    func set() { lock.locked { value = true } }
+    var isSet: Bool { lock.locked { value } }
+}

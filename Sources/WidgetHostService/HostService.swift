@@ -1,0 +1,171 @@
+import DBus
+import Dispatch
+import Foundation
+import Logging
+import WidgetHostCore
+
+/// How the host is configured (the daemon's options).
+public struct HostConfiguration: Sendable {
+    public enum LinkPolicy: String, Sendable, CaseIterable { case current, legacy }
+
+    public var linkPolicy: LinkPolicy = .current
+    /// How long a delivery may wait for an app's answer.
+    public var deliveryTimeout: Duration = .seconds(25)
+    public var stateDirectory: String
+    /// Where desktop entries and mimeapps.list are looked up.
+    public var xdg: XDGDirectories
+    public var maxRegistrationsPerConnection = 256
+
+    public init(environment: [String: String] = ProcessInfo.processInfo.environment) {
+        xdg = XDGDirectories.fromEnvironment(environment)
+        let stateHome =
+            environment["XDG_STATE_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
+            ?? ((environment["HOME"] ?? NSHomeDirectory()) + "/.local/state")
+        stateDirectory = stateHome + "/widgethost"
+    }
+}
+
+/// The host's state and its D-Bus face. Runs on the connection's queue (the
+/// actor's executor), so every change happens in the order the bus delivered
+/// the messages that caused it.
+public actor HostService {
+    public let connection: Connection
+    public let configuration: HostConfiguration
+    let logger: Logger
+    let interfaces: [String: InterfaceDescription]
+    var registry: AppRegistry
+    private var ownerWatch: Task<Void, Never>?
+
+    public nonisolated var unownedExecutor: UnownedSerialExecutor {
+        connection.executor.asUnownedSerialExecutor()
+    }
+
+    public init(connection: Connection, configuration: HostConfiguration, logger: Logger) throws {
+        self.connection = connection
+        self.configuration = configuration
+        self.logger = logger
+        self.interfaces = try HostInterfaces.all()
+        self.registry = AppRegistry(maxRegistrationsPerConnection: configuration.maxRegistrationsPerConnection)
+    }
+
+    /// Serves the objects, starts watching connections and reads desktop
+    /// entries. Call before requesting the bus name, so the first caller
+    /// finds everything in place.
+    public func start() async throws {
+        // Watch connections leaving before accepting registrations.
+        let changes = try await connection.nameOwnerChanges()
+        ownerWatch = Task { [weak self] in
+            for await change in changes where change.name.hasPrefix(":") && change.newOwner.isEmpty {
+                await self?.connectionClosed(change.name)
+            }
+        }
+        applyScan(await Self.scan(configuration.xdg))
+        connection.addObjectManager(at: HostNames.rootPath)
+        try connection.export([appsInterface()], at: HostNames.rootPath)
+        logger.info("serving \(HostNames.rootPath)", metadata: ["interfaces": "\(HostInterfaces.hostInterfaceNames)"])
+    }
+
+    public func stop() {
+        ownerWatch?.cancel()
+        ownerWatch = nil
+    }
+
+    // MARK: Apps
+
+    func appsInterface() throws -> ExportedInterface {
+        guard let description = interfaces[HostNames.apps] else {
+            throw DBusEncodingError("dbus/\(HostNames.apps).xml is missing")
+        }
+        var exported = ExportedInterface(description)
+        exported.method("RegisterApp", isolatedImmediate { service, call in try service.registerApp(call) })
+        exported.method("UnregisterApp", isolatedImmediate { service, call in try service.unregisterApp(call) })
+        exported.method("ListApps", isolatedImmediate { service, _ in [service.listApps()] })
+        exported.method(
+            "Reload",
+            .deferred { [weak self] _, reply in
+                guard let self else { return reply.fail(DBusError.failed("the host is shutting down")) }
+                Task {
+                    let scan = await Self.scan(self.configuration.xdg)
+                    await self.applyScan(scan)
+                    reply.succeed()
+                }
+            })
+        return exported
+    }
+
+    /// A handler that runs synchronously on the connection's queue, isolated to this actor.
+    nonisolated func isolatedImmediate(
+        _ body: @escaping @Sendable (isolated HostService, MethodCall) throws -> [DBusValue]
+    ) -> MethodHandler {
+        .immediate { [weak self] call in
+            guard let self else { throw DBusError.failed("the host is shutting down") }
+            return try self.assumeIsolated { service in try body(service, call) }
+        }
+    }
+
+    func registerApp(_ call: MethodCall) throws -> [DBusValue] {
+        guard case .string(let appID) = call.arguments[0] else { return [] }
+        let options = OptionValue.dictionary(call.arguments[1])
+        let outcome = try registry.register(appID: appID, owner: call.sender, options: options)
+        if outcome == .registered {
+            logger.info("registered", metadata: ["app": "\(appID)", "owner": "\(call.sender)"])
+            emit("AppRegistered", appID)
+        } else {
+            logger.debug("registration updated", metadata: ["app": "\(appID)", "owner": "\(call.sender)"])
+        }
+        return []
+    }
+
+    func unregisterApp(_ call: MethodCall) throws -> [DBusValue] {
+        guard case .string(let appID) = call.arguments[0] else { return [] }
+        try registry.unregister(appID: appID, caller: call.sender)
+        logger.info("unregistered", metadata: ["app": "\(appID)", "owner": "\(call.sender)"])
+        emit("AppUnregistered", appID)
+        return []
+    }
+
+    func listApps() -> DBusValue {
+        .array(
+            element: "(sa{sv})",
+            registry.apps.map { app in
+                var details = app.options.optionValues().mapValues(\.dbusValue)
+                details["registered"] = .bool(app.isRegistered)
+                details["source"] = .string(app.isRegistered ? "registration" : "desktop-entry")
+                if let entry = app.desktopEntry {
+                    details["desktop_file"] = .string(entry.path)
+                    if let name = entry.name { details["name"] = .string(name) }
+                }
+                return .structure([.string(app.id), .vardict(details)])
+            })
+    }
+
+    func connectionClosed(_ owner: String) {
+        for appID in registry.connectionClosed(owner) {
+            logger.info("registration ended with its connection", metadata: ["app": "\(appID)", "owner": "\(owner)"])
+            emit("AppUnregistered", appID)
+        }
+    }
+
+    private func emit(_ signal: String, _ appID: String) {
+        do {
+            try connection.emit(path: HostNames.rootPath, interface: HostNames.apps, member: signal, arguments: [.string(appID)])
+        } catch {
+            logger.error("could not emit \(signal): \(error)")
+        }
+    }
+
+    // MARK: Desktop entries
+
+    /// Reads desktop entries off the connection's queue (it is file I/O).
+    nonisolated static func scan(_ xdg: XDGDirectories) async -> DesktopScan {
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global(qos: .utility).async { continuation.resume(returning: DesktopScan.scan(xdg)) }
+        }
+    }
+
+    func applyScan(_ scan: DesktopScan) {
+        for warning in scan.warnings { logger.warning("\(warning)") }
+        registry.replaceDiscovered(scan)
+        logger.info("desktop entries read", metadata: ["apps": "\(scan.apps.map(\.id))"])
+    }
+}

@@ -1,0 +1,80 @@
+import ArgumentParser
+import DBus
+import Foundation
+import Logging
+import ServiceLifecycle
+import UnixSignals
+import WidgetHostService
+
+@main
+struct WidgetHostd: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "widget-hostd",
+        abstract: "The WidgetHost session service: resolves taps on widgets and Live Activities and delivers them to apps.",
+        discussion: """
+            Serves org.widgethost.Host1 on the session bus (DBUS_SESSION_BUS_ADDRESS), or on the bus that \
+            started it when started by D-Bus activation. SIGTERM and SIGINT stop it gracefully; losing the \
+            bus makes it exit with status 1.
+            """)
+
+    @Option(name: .customLong("address"), help: "Connect to this D-Bus address instead of the session bus.")
+    var address: String?
+
+    @Option(help: "Which families honour `link` elements: current or legacy.")
+    var linkPolicy: HostConfiguration.LinkPolicy = .current
+
+    @Option(help: "Seconds a delivery waits for an app's answer (decimals allowed).")
+    var deliveryTimeout: Double = 25
+
+    @Option(help: "Where the host keeps its state (default: $XDG_STATE_HOME/widgethost).")
+    var stateDir: String?
+
+    @Option(help: "trace, debug, info, notice, warning, error or critical.")
+    var logLevel: Logger.Level = .info
+
+    func validate() throws {
+        guard deliveryTimeout > 0, deliveryTimeout.isFinite else {
+            throw ValidationError("--delivery-timeout must be a positive number of seconds, e.g. 2.5")
+        }
+    }
+
+    func run() async throws {
+        let level = logLevel
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let logger = Logger(label: "widget-hostd")
+
+        var config = HostConfiguration()
+        config.linkPolicy = linkPolicy
+        config.deliveryTimeout = .milliseconds(Int64((deliveryTimeout * 1000).rounded()))
+        if let stateDir { config.stateDirectory = stateDir }
+
+        let bus: BusAddress
+        if let address {
+            bus = .address(address)
+        } else if BusAddress.startedByActivation {
+            bus = .starter
+        } else {
+            bus = .session
+        }
+
+        let daemon = HostDaemon(bus: bus, configuration: config, logger: logger)
+        let group = ServiceGroup(
+            configuration: .init(
+                services: [.init(service: daemon)],
+                gracefulShutdownSignals: [.sigterm, .sigint],
+                logger: logger))
+        do {
+            try await group.run()
+        } catch {
+            logger.critical("\(error)")
+            throw ExitCode(1)
+        }
+    }
+}
+
+extension HostConfiguration.LinkPolicy: ExpressibleByArgument {}
+extension Logger.Level: @retroactive ExpressibleByArgument {}

@@ -1,0 +1,183 @@
+import Testing
+@testable import WidgetHostCore
+
+private func discovered(_ id: String, schemes: [String] = []) -> DiscoveredApp {
+    var options = AppOptions(defaultsFor: id, appProtocol: .freedesktop)
+    options.schemes = schemes
+    return DiscoveredApp(entry: DesktopEntry(id: id, path: "/apps/\(id).desktop", name: id, dbusActivatable: true), options: options)
+}
+
+@Suite struct AppRegistryTests {
+    @Test func registerAndUpdate() throws {
+        var r = AppRegistry()
+        #expect(try r.register(appID: "org.a.A", owner: ":1.5", options: ["schemes": .strings(["a"])]) == .registered)
+        let first = try #require(r.app("org.a.A"))
+        #expect(first.registeredBy == ":1.5")
+        #expect(first.isRegistered)
+        #expect(first.options.schemes == ["a"])
+        #expect(first.options.appProtocol == .widgethost)
+        #expect(first.desktopEntry == nil)
+
+        #expect(try r.register(appID: "org.b.B", owner: ":1.6", options: [:]) == .registered)
+        #expect(try r.register(appID: "org.a.A", owner: ":1.5", options: ["schemes": .strings(["b"])]) == .updated)
+        let updated = try #require(r.app("org.a.A"))
+        #expect(updated.options.schemes == ["b"])
+        #expect(updated.registeredSequence == first.registeredSequence)
+        #expect(try #require(r.app("org.b.B")?.registeredSequence) > (first.registeredSequence ?? .max))
+    }
+
+    @Test func secondOwnerIsDenied() throws {
+        var r = AppRegistry()
+        try r.register(appID: "org.a.A", owner: ":1.5", options: [:])
+        expectHostError(.accessDenied, mentioning: ["'org.a.A'", ":1.5", "UnregisterApp", "disconnect"]) {
+            try r.register(appID: "org.a.A", owner: ":1.9", options: [:])
+        }
+        #expect(r.app("org.a.A")?.registeredBy == ":1.5")
+    }
+
+    @Test func invalidRegistrationsChangeNothing() {
+        var r = AppRegistry()
+        expectHostError(.invalidArgument, mentioning: ["'Nope'"]) {
+            try r.register(appID: "Nope", owner: ":1.5", options: [:])
+        }
+        expectHostError(.invalidArgument, mentioning: ["'bogus'"]) {
+            try r.register(appID: "org.a.A", owner: ":1.5", options: ["bogus": .bool(true)])
+        }
+        #expect(r.apps == [])
+        #expect(r.registrations(of: ":1.5") == [])
+    }
+
+    @Test func unregisterRules() throws {
+        var r = AppRegistry()
+        expectHostError(.unknownApp, mentioning: ["'org.a.A'", "not registered", "RegisterApp"]) {
+            try r.unregister(appID: "org.a.A", caller: ":1.5")
+        }
+        expectHostError(.invalidArgument, mentioning: ["'bad'"]) {
+            try r.unregister(appID: "bad", caller: ":1.5")
+        }
+        try r.register(appID: "org.a.A", owner: ":1.5", options: [:])
+        expectHostError(.accessDenied, mentioning: ["'org.a.A'", ":1.5", "only that connection"]) {
+            try r.unregister(appID: "org.a.A", caller: ":1.7")
+        }
+        try r.unregister(appID: "org.a.A", caller: ":1.5")
+        #expect(r.app("org.a.A") == nil)
+        // Now someone else may register it.
+        #expect(try r.register(appID: "org.a.A", owner: ":1.7", options: [:]) == .registered)
+    }
+
+    @Test func unregisterOfADiscoveredOnlyAppIsUnknown() {
+        var r = AppRegistry()
+        r.replaceDiscovered(DesktopScan(apps: [discovered("org.d.D")]))
+        expectHostError(.unknownApp, mentioning: ["'org.d.D'"]) {
+            try r.unregister(appID: "org.d.D", caller: ":1.5")
+        }
+        #expect(r.app("org.d.D") != nil)
+    }
+
+    @Test func connectionClosed() throws {
+        var r = AppRegistry()
+        try r.register(appID: "org.z.Z", owner: ":1.5", options: [:])
+        try r.register(appID: "org.a.A", owner: ":1.5", options: [:])
+        try r.register(appID: "org.m.M", owner: ":1.6", options: [:])
+        #expect(r.registrations(of: ":1.5") == ["org.a.A", "org.z.Z"])
+        #expect(r.connectionClosed(":1.5") == ["org.a.A", "org.z.Z"])
+        #expect(r.connectionClosed(":1.5") == [])
+        #expect(r.apps.map(\.id) == ["org.m.M"])
+        #expect(try r.register(appID: "org.a.A", owner: ":1.8", options: [:]) == .registered)
+    }
+
+    @Test func listingMergesDiscovered() throws {
+        var r = AppRegistry()
+        r.replaceDiscovered(DesktopScan(apps: [discovered("org.b.B", schemes: ["b"]), discovered("org.d.D")], warnings: ["w"]))
+        #expect(r.scanWarnings == ["w"])
+        try r.register(appID: "org.b.B", owner: ":1.5", options: ["schemes": .strings(["live"])])
+        try r.register(appID: "org.a.A", owner: ":1.5", options: [:])
+        let apps = r.apps
+        #expect(apps.map(\.id) == ["org.a.A", "org.b.B", "org.d.D"])
+        #expect(apps[1].options.schemes == ["live"])
+        #expect(apps[1].options.appProtocol == .widgethost)
+        #expect(apps[1].registeredBy == ":1.5")
+        #expect(apps[1].desktopEntry?.path == "/apps/org.b.B.desktop")
+        #expect(apps[2].registeredBy == nil)
+        #expect(apps[2].registeredSequence == nil)
+        #expect(apps[2].options.appProtocol == .freedesktop)
+
+        _ = r.connectionClosed(":1.5")
+        #expect(r.apps.map(\.id) == ["org.b.B", "org.d.D"])
+        #expect(r.app("org.b.B")?.options.schemes == ["b"])
+        #expect(r.app("org.b.B")?.registeredBy == nil)
+
+        r.replaceDiscovered(DesktopScan())
+        #expect(r.apps == [])
+        #expect(r.scanWarnings == [])
+    }
+
+    @Test func registrationLimit() throws {
+        var r = AppRegistry(maxRegistrationsPerConnection: 2)
+        try r.register(appID: "org.a.A", owner: ":1.5", options: [:])
+        try r.register(appID: "org.b.B", owner: ":1.5", options: [:])
+        #expect(try r.register(appID: "org.b.B", owner: ":1.5", options: [:]) == .updated)
+        expectHostError(.limitExceeded, mentioning: [":1.5", "'org.c.C'", "UnregisterApp"]) {
+            try r.register(appID: "org.c.C", owner: ":1.5", options: [:])
+        }
+        #expect(try r.register(appID: "org.c.C", owner: ":1.6", options: [:]) == .registered)
+    }
+}
+
+@Suite struct RoutingTests {
+    @Test func earliestLiveRegistrationWins() throws {
+        var r = AppRegistry()
+        r.replaceDiscovered(DesktopScan(apps: [discovered("org.a.Disc", schemes: ["tap"])]))
+        try r.register(appID: "org.z.Early", owner: ":1.1", options: ["schemes": .strings(["tap"])])
+        try r.register(appID: "org.b.Late", owner: ":1.2", options: ["schemes": .strings(["TAP"])])
+        #expect(r.route(scheme: "tap", mimeDefaults: ["org.a.Disc"])?.id == "org.z.Early")
+        // Re-registering keeps the place in line.
+        try r.register(appID: "org.z.Early", owner: ":1.1", options: ["schemes": .strings(["other", "tap"])])
+        #expect(r.route(scheme: "Tap", mimeDefaults: [])?.id == "org.z.Early")
+        try r.unregister(appID: "org.z.Early", caller: ":1.1")
+        #expect(r.route(scheme: "tap", mimeDefaults: [])?.id == "org.b.Late")
+        // A new registration comes after the existing one.
+        try r.register(appID: "org.z.Early", owner: ":1.1", options: ["schemes": .strings(["tap"])])
+        #expect(r.route(scheme: "tap", mimeDefaults: [])?.id == "org.b.Late")
+    }
+
+    @Test func mimeDefaultThatIsKnown() throws {
+        var r = AppRegistry()
+        r.replaceDiscovered(DesktopScan(apps: [discovered("org.a.Declares", schemes: ["tap"]), discovered("org.m.Mime")]))
+        try r.register(appID: "org.r.Other", owner: ":1.1", options: ["schemes": .strings(["other"])])
+        // The first known one counts, even when it does not declare the scheme.
+        let routed = r.route(scheme: "tap", mimeDefaults: ["org.unknown.App", "org.m.Mime", "org.a.Declares"])
+        #expect(routed?.id == "org.m.Mime")
+        // A registered app named by mimeapps.list counts too.
+        #expect(r.route(scheme: "tap", mimeDefaults: ["org.r.Other"])?.id == "org.r.Other")
+    }
+
+    @Test func fallbackToFirstDeclaringID() throws {
+        var r = AppRegistry()
+        r.replaceDiscovered(DesktopScan(apps: [discovered("org.c.C", schemes: ["tap"]), discovered("org.b.B", schemes: ["tap"]), discovered("org.a.A")]))
+        #expect(r.route(scheme: "tap", mimeDefaults: ["org.unknown.X"])?.id == "org.b.B")
+        // A live registration overrides the discovered schemes of the same id.
+        try r.register(appID: "org.b.B", owner: ":1.1", options: ["schemes": .strings(["nope"])])
+        #expect(r.route(scheme: "tap", mimeDefaults: [])?.id == "org.c.C")
+        #expect(r.route(scheme: "nope", mimeDefaults: [])?.id == "org.b.B")
+    }
+
+    @Test func noHandler() {
+        var r = AppRegistry()
+        r.replaceDiscovered(DesktopScan(apps: [discovered("org.a.A", schemes: ["x"])]))
+        #expect(r.route(scheme: "tap", mimeDefaults: ["org.unknown.X"]) == nil)
+        #expect(AppRegistry().route(scheme: "tap", mimeDefaults: []) == nil)
+    }
+
+    @Test func endToEndWithMimeApps() throws {
+        let t = try TempTree()
+        try t.write("sys1/share/applications/org.example.Viewer.desktop", activatableEntry(name: "V", extra: "MimeType=x-scheme-handler/tap;"))
+        try t.write("sys1/share/applications/org.example.Editor.desktop", activatableEntry(name: "E", extra: "MimeType=x-scheme-handler/tap;"))
+        try t.write("home/config/mimeapps.list", "[Default Applications]\nx-scheme-handler/tap=org.example.Gone.desktop;org.example.Viewer.desktop;\n")
+        var r = AppRegistry()
+        r.replaceDiscovered(DesktopScan.scan(t.xdg()))
+        let defaults = MimeApps.defaultHandlers(forScheme: "tap", dirs: t.xdg())
+        #expect(r.route(scheme: "tap", mimeDefaults: defaults)?.id == "org.example.Viewer")
+        #expect(r.route(scheme: "tap", mimeDefaults: [])?.id == "org.example.Editor")
+    }
+}
