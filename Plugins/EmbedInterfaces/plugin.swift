@@ -16,8 +16,10 @@ struct EmbedInterfaces: BuildToolPlugin {
             .buildCommand(
                 displayName: "Embedding \(files.count) D-Bus interface files",
                 executable: try context.tool(named: "embed-interfaces").url,
-                arguments: [output.path] + files.map(\.path),
-                inputFiles: files,
+                // The tool lists the folder itself, so an interface file added
+                // later is embedded even when this plugin's answer is reused.
+                arguments: [output.path, directory.path],
+                inputFiles: files + [directory],
                 outputFiles: [output]
             )
         ]

@@ -263,11 +263,14 @@ public final class Connection: Sendable {
             call.finish(.failure(DBusError.disconnected()), cancelPending: false)
             return
         }
+        // Capture the key, not the call: the call holding a closure that holds the call never freed either.
+        let key = ObjectIdentifier(call)
         call.onFinish = { [weak self] in
-            _ = self?.state.withLock { $0.calls.removeValue(forKey: ObjectIdentifier(call)) }
+            _ = self?.state.withLock { $0.calls.removeValue(forKey: key) }
         }
         var pending: OpaquePointer?
-        let ms = timeout.map { Int32(clamping: $0.milliseconds) } ?? cdbus_timeout_default()
+        // libdbus aborts the process on a negative timeout (other than -1, "default").
+        let ms = timeout.map { Int32(clamping: max(0, $0.milliseconds)) } ?? cdbus_timeout_default()
         guard dbus_connection_send_with_reply(raw, message.raw, &pending, ms) != 0 else {
             call.finish(.failure(DBusError.noMemory), cancelPending: false)
             return
@@ -435,7 +438,10 @@ private let releasePendingCall: DBusFreeFunction = { data in
 extension Duration {
     var milliseconds: Int64 {
         let (seconds, attoseconds) = components
-        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
+        let (ms, overflow) = seconds.multipliedReportingOverflow(by: 1000)
+        if overflow { return seconds < 0 ? .min : .max }
+        let (total, overflow2) = ms.addingReportingOverflow(attoseconds / 1_000_000_000_000_000)
+        return overflow2 ? (ms < 0 ? .min : .max) : total
     }
 }
 

@@ -345,9 +345,10 @@ final class ObjectServer: Sendable {
         }
         let signature = message.signature
         guard signature == method.inSignature else {
+            let expected = method.inSignature.isEmpty ? "takes no arguments" : "takes arguments of type '\(method.inSignature)'"
             return fail(
                 DBusError.invalidArgsName,
-                "\(interface.description.name).\(member) takes arguments of type '\(method.inSignature)', but the call carried '\(signature)'")
+                "\(interface.description.name).\(member) \(expected), but the call carried '\(signature)'")
         }
         let call = MethodCall(
             message: message, sender: message.sender ?? "", path: path, interface: interface.description.name,

@@ -62,6 +62,7 @@ public struct InterfaceDescription: Sendable, Equatable {
     /// Parses a document and returns its child node names too.
     public static func parseNode(xml: String) throws -> (interfaces: [InterfaceDescription], children: [String]) {
         let root = try XMLElement.parse(xml)
+        guard root.name == "node" else { throw DBusEncodingError("introspection XML must have <node> as its root, not <\(root.name)>") }
         let interfaces = try root.children.filter { $0.name == "interface" }.map(interface(from:))
         let children = root.children.filter { $0.name == "node" }.compactMap { $0.attributes["name"] }
         return (interfaces, children)
@@ -200,6 +201,9 @@ func escape(_ s: String) -> String {
         case ">": out += "&gt;"
         case "\"": out += "&quot;"
         case "\n": out += "&#10;"
+        // Raw tabs and carriage returns in an attribute become spaces to an XML parser.
+        case "\t": out += "&#9;"
+        case "\r": out += "&#13;"
         default: out.unicodeScalars.append(c)
         }
     }

@@ -1,5 +1,9 @@
 import CDBus
 import Dispatch
+
+#if canImport(Glibc)
+import Glibc
+#endif
 import Synchronization
 
 // libdbus main-loop integration on a serial DispatchQueue, after BlueZ's
@@ -103,8 +107,18 @@ final class MainLoop: @unchecked Sendable {
         guard !closed.load(ordering: .acquiring) else { return }
         let watch: OpaquePointer? = lock.withLock { _ in box.sources.isEmpty ? nil : box.watch }
         guard let watch else { return }
+        let fd = dbus_watch_get_unix_fd(watch)
         dbus_watch_handle(watch, condition)
         drain()
+        // libdbus skips the read when another thread holds the connection's
+        // I/O path for more than a millisecond (a send in progress), and
+        // returns as if it had read. Look again so no wake-up is lost.
+        if condition == UInt32(DBUS_WATCH_READABLE.rawValue), lock.withLock({ _ in !box.sources.isEmpty }) {
+            var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            if poll(&pfd, 1, 0) > 0, pfd.revents & Int16(POLLIN) != 0 {
+                queue.async { [self] in handle(box, condition) }
+            }
+        }
     }
 
     // MARK: Timeouts

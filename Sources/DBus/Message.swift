@@ -1,5 +1,11 @@
 import CDBus
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
 /// The type codes libdbus uses, as Int32 (the C macros are casts Swift does not import).
 enum TypeCode {
     static let invalid: Int32 = 0
@@ -129,6 +135,12 @@ public final class Message: @unchecked Sendable {
     public func append(_ values: [DBusValue]) throws {
         guard !values.isEmpty else { return }
         for value in values { try Marshal.check(value) }
+        // The body's signature is one header field of at most 255 bytes; libdbus
+        // does not check it on append and writes a corrupt header past that.
+        let bodySignature = signature.utf8.count + values.reduce(0) { $0 + $1.signature.utf8.count }
+        guard bodySignature <= 255 else {
+            throw DBusEncodingError("the arguments' signature would be \(bodySignature) bytes, over the 255-byte limit")
+        }
         var iter = DBusMessageIter()
         dbus_message_iter_init_append(raw, &iter)
         for value in values {
@@ -156,6 +168,29 @@ public final class Message: @unchecked Sendable {
 enum Marshal {
     /// Validates a value so that appending it cannot fail halfway.
     static func check(_ value: DBusValue) throws {
+        try checkType(value)
+        try check(value, depth: 0)
+    }
+
+    /// The value's whole type must be valid on its own: each container's
+    /// element type may be, while the nesting around it is too deep (33
+    /// arrays) or too long for a signature. libdbus aborts the process when
+    /// handed such a variant signature, and a peer drops the connection that
+    /// sends such a message.
+    private static func checkType(_ value: DBusValue) throws {
+        let signature = value.signature
+        guard signature.utf8.count <= 255 else {
+            throw DBusEncodingError("the type '\(signature.prefix(40))…' is longer than the 255-byte signature limit")
+        }
+        guard Signature.isSingleCompleteType(signature) else {
+            throw DBusEncodingError("the type '\(signature.prefix(40))…' nests arrays or structs more than 32 deep")
+        }
+    }
+
+    /// `depth` is the value's nesting depth in the body as the D-Bus
+    /// validator counts it (containers and variants alike); over 64 is invalid.
+    private static func check(_ value: DBusValue, depth: Int) throws {
+        guard depth <= 64 else { throw DBusEncodingError("a value is nested more than 64 containers deep") }
         switch value {
         case .string(let s):
             if s.utf8.contains(0) { throw DBusEncodingError("a D-Bus string cannot contain a NUL character") }
@@ -163,15 +198,20 @@ enum Marshal {
             if !ObjectPath.isValid(p) { throw DBusEncodingError("'\(p)' is not a valid D-Bus object path") }
         case .signature(let g):
             if !Signature.isValid(g) { throw DBusEncodingError("'\(g)' is not a valid D-Bus signature") }
+        case .unixFD(let fd):
+            // libdbus sends a duplicate; a closed descriptor would fail halfway through the append.
+            if fcntl(fd, F_GETFD) == -1 { throw DBusEncodingError("\(fd) is not an open file descriptor") }
         case .array(let element, let items):
             guard Signature.isSingleCompleteType(element) else {
                 throw DBusEncodingError("array element signature '\(element)' is not one complete type")
             }
+            // The validator descends into arrays of strings and containers, not into fixed-size ones.
+            let fixed = element.utf8.count == 1 && "ybnqiuxtdh".utf8.contains(element.utf8.first!)
             for item in items {
                 guard item.signature == element else {
                     throw DBusEncodingError("array of '\(element)' holds a value of type '\(item.signature)'")
                 }
-                try check(item)
+                try check(item, depth: fixed ? depth : depth + 1)
             }
         case .dictionary(let key, let valueType, let entries):
             guard key.utf8.count == 1, Signature.isBasic(key.utf8.first!), Signature.isSingleCompleteType(valueType) else {
@@ -182,19 +222,17 @@ enum Marshal {
                     throw DBusEncodingError(
                         "dictionary 'a{\(key)\(valueType)}' holds an entry of types '\(entry.key.signature)' → '\(entry.value.signature)'")
                 }
-                try check(entry.key)
-                try check(entry.value)
+                try check(entry.key, depth: depth + 2)
+                try check(entry.value, depth: depth + 2)
             }
         case .structure(let fields):
             guard !fields.isEmpty else { throw DBusEncodingError("a D-Bus struct needs at least one field") }
-            for field in fields { try check(field) }
+            for field in fields { try check(field, depth: depth + 1) }
         case .variant(let inner):
-            try check(inner)
+            try checkType(inner)
+            try check(inner, depth: depth + 1)
         default:
             break
-        }
-        if value.signature.utf8.count > 255 {
-            throw DBusEncodingError("the type '\(value.signature.prefix(40))…' is longer than the 255-byte signature limit")
         }
     }
 

@@ -95,14 +95,13 @@ public final class PrivateBus: @unchecked Sendable {
         guard !stopped else { return }
         stopped = true
         if process.isRunning {
-            // Not waitUntilExit(): it spins a run loop and can hang off the main thread.
+            // Never wait here (callers may be on the cooperative pool): ask it
+            // to stop, and make sure from a background queue that it did.
             process.terminate()
-            var waited = 0
-            while process.isRunning && waited < 5000 {
-                usleep(2000)
-                waited += 2
+            let process = self.process
+            DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + 5) {
+                if process.isRunning { kill(process.processIdentifier, SIGKILL) }
             }
-            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         }
         try? FileManager.default.removeItem(at: directory)
     }

@@ -6,7 +6,7 @@ import WidgetHostCore
 
 /// How the host is configured (the daemon's options).
 public struct HostConfiguration: Sendable {
-    public enum LinkPolicy: String, Sendable, CaseIterable { case current, legacy }
+    public typealias LinkPolicy = WidgetHostCore.LinkPolicy
 
     public var linkPolicy: LinkPolicy = .current
     /// How long a delivery may wait for an app's answer.
@@ -34,6 +34,7 @@ public actor HostService {
     let logger: Logger
     let interfaces: [String: InterfaceDescription]
     var registry: AppRegistry
+    var widgets = WidgetStore()
     private var ownerWatch: Task<Void, Never>?
 
     public nonisolated var unownedExecutor: UnownedSerialExecutor {
@@ -61,7 +62,7 @@ public actor HostService {
         }
         applyScan(await Self.scan(configuration.xdg))
         connection.addObjectManager(at: HostNames.rootPath)
-        try connection.export([appsInterface()], at: HostNames.rootPath)
+        try connection.export([appsInterface(), widgetsInterface()], at: HostNames.rootPath)
         logger.info("serving \(HostNames.rootPath)", metadata: ["interfaces": "\(HostInterfaces.hostInterfaceNames)"])
     }
 

@@ -1,12 +1,13 @@
 import Foundation
 
-// embed-interfaces OUTPUT XML...
-// Writes a Swift file with each XML file's text, keyed by its name without
+// embed-interfaces OUTPUT DIRECTORY|XML...
+// Writes a Swift file with the text of each XML file (every *.xml of a
+// DIRECTORY argument), keyed by its name without
 // ".xml" (the interface name). Used by the EmbedInterfaces build plugin.
 
 let arguments = CommandLine.arguments.dropFirst()
 guard let output = arguments.first else {
-    FileHandle.standardError.write(Data("usage: embed-interfaces OUTPUT XML...\n".utf8))
+    FileHandle.standardError.write(Data("usage: embed-interfaces OUTPUT DIRECTORY|XML...\n".utf8))
     exit(2)
 }
 
@@ -19,7 +20,17 @@ var swift = """
         static let files: [String: String] = [
 
     """
-for path in arguments.dropFirst() {
+var paths: [String] = []
+for argument in arguments.dropFirst() {
+    var isDirectory: ObjCBool = false
+    if FileManager.default.fileExists(atPath: argument, isDirectory: &isDirectory), isDirectory.boolValue {
+        let names = try FileManager.default.contentsOfDirectory(atPath: argument).filter { $0.hasSuffix(".xml") }.sorted()
+        paths += names.map { argument + "/" + $0 }
+    } else {
+        paths.append(argument)
+    }
+}
+for path in paths {
     let url = URL(fileURLWithPath: path)
     let text = try String(contentsOf: url, encoding: .utf8)
     var hashes = "#"

@@ -1,0 +1,248 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// Any JSON value, kept as it was so renderers get unknown keys untouched.
+public indirect enum JSONValue: Sendable, Equatable, Codable {
+    case null
+    case bool(Bool)
+    case integer(Int64)
+    case number(Double)
+    case string(String)
+    case array([JSONValue])
+    case object([String: JSONValue])
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if container.decodeNil() {
+            self = .null
+        } else if let b = try? container.decode(Bool.self) {
+            self = .bool(b)
+        } else if let i = try? container.decode(Int64.self) {
+            self = .integer(i)
+        } else if let d = try? container.decode(Double.self) {
+            self = .number(d)
+        } else if let s = try? container.decode(String.self) {
+            self = .string(s)
+        } else if let a = try? container.decode([JSONValue].self) {
+            self = .array(a)
+        } else {
+            self = .object(try container.decode([String: JSONValue].self))
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch self {
+        case .null: try container.encodeNil()
+        case .bool(let b): try container.encode(b)
+        case .integer(let i): try container.encode(i)
+        case .number(let d): try container.encode(d)
+        case .string(let s): try container.encode(s)
+        case .array(let a): try container.encode(a)
+        case .object(let o): try container.encode(o)
+        }
+    }
+
+    public var stringValue: String? {
+        if case .string(let s) = self { return s }
+        return nil
+    }
+
+    /// A short name of the JSON type, for error messages.
+    public var typeName: String {
+        switch self {
+        case .null: return "null"
+        case .bool: return "a boolean"
+        case .integer, .number: return "a number"
+        case .string: return "a string"
+        case .array: return "an array"
+        case .object: return "an object"
+        }
+    }
+}
+
+/// One element of a view tree (CONTRACT §3).
+public struct ViewElement: Sendable, Equatable {
+    public var type: String
+    public var id: String?
+    public var children: [ViewElement]
+    /// The `widgetURL` modifier, when the element carries one.
+    public var widgetURL: String?
+    /// Every key of the element as given, for renderers.
+    public var fields: [String: JSONValue]
+
+    public var url: String? { fields["url"]?.stringValue }
+    public var action: String? { fields["action"]?.stringValue }
+    public var parameter: JSONValue? { fields["parameter"] }
+    public var isControl: Bool { type == "button" || type == "toggle" }
+    public var isLink: Bool { type == "link" }
+}
+
+/// Limits on view trees, so one app's content cannot exhaust the host.
+public struct ViewTreeLimits: Sendable, Equatable {
+    public var maxBytes = 256 * 1024
+    public var maxDepth = 64
+    public var maxElements = 4096
+    public var maxURLLength = 2048
+    public init() {}
+}
+
+/// A parsed and validated view tree.
+public struct ViewTree: Sendable, Equatable {
+    public var root: ViewElement
+    /// The JSON text as given.
+    public var json: String
+
+    /// Parses content JSON. Invalid content is `InvalidContent` saying where
+    /// and what to fix; a tree over a limit is `LimitExceeded` naming it.
+    public static func parse(_ json: String, limits: ViewTreeLimits = ViewTreeLimits()) throws(HostError) -> ViewTree {
+        guard json.utf8.count <= limits.maxBytes else {
+            throw .limitExceeded("content is \(json.utf8.count) bytes; the limit is \(limits.maxBytes) bytes — send a smaller view tree")
+        }
+        guard depthOfNesting(json) <= limits.maxDepth * 2 + 2 else {
+            throw .limitExceeded("content nests deeper than \(limits.maxDepth) elements; flatten the view tree")
+        }
+        let value: JSONValue
+        do {
+            value = try JSONDecoder().decode(JSONValue.self, from: Data(json.utf8))
+        } catch {
+            throw .invalidContent("content is not valid JSON (\(error)); send a JSON object such as {\"type\":\"text\"}")
+        }
+        var ids = Set<String>()
+        var count = 0
+        let root = try element(value, at: "$", depth: 1, limits: limits, ids: &ids, count: &count)
+        return ViewTree(root: root, json: json)
+    }
+
+    /// Bracket depth of JSON text, computed without parsing (strings skipped).
+    static func depthOfNesting(_ json: String) -> Int {
+        var depth = 0, maximum = 0
+        var inString = false, escaped = false
+        for byte in json.utf8 {
+            if inString {
+                if escaped { escaped = false } else if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") { inString = false }
+                continue
+            }
+            switch byte {
+            case UInt8(ascii: "\""): inString = true
+            case UInt8(ascii: "{"), UInt8(ascii: "["):
+                depth += 1
+                maximum = max(maximum, depth)
+            case UInt8(ascii: "}"), UInt8(ascii: "]"): depth -= 1
+            default: break
+            }
+        }
+        return maximum
+    }
+
+    private static func element(
+        _ value: JSONValue, at path: String, depth: Int, limits: ViewTreeLimits, ids: inout Set<String>, count: inout Int
+    ) throws(HostError) -> ViewElement {
+        guard case .object(let fields) = value else {
+            throw .invalidContent("\(path) must be an element object with a \"type\", not \(value.typeName)")
+        }
+        count += 1
+        guard count <= limits.maxElements else {
+            throw .limitExceeded("content has more than \(limits.maxElements) elements; simplify the view tree")
+        }
+        guard depth <= limits.maxDepth else {
+            throw .limitExceeded("content nests deeper than \(limits.maxDepth) elements; flatten the view tree")
+        }
+        guard case .string(let type)? = fields["type"], !type.isEmpty else {
+            throw .invalidContent("\(path) needs a \"type\" string, e.g. \"text\", \"link\" or \"button\"")
+        }
+        var id: String?
+        if let raw = fields["id"] {
+            guard case .string(let s) = raw, !s.isEmpty else {
+                throw .invalidContent("\(path) (\(type)): \"id\" must be a non-empty string, not \(raw.typeName)")
+            }
+            guard ids.insert(s).inserted else {
+                throw .invalidContent("\(path) (\(type)): the id '\(s)' is used twice; ids must be unique within a tree")
+            }
+            id = s
+        }
+        let label = id.map { "\(path) (\(type) '\($0)')" } ?? "\(path) (\(type))"
+        var widgetURL: String?
+        if let raw = fields["widgetURL"] {
+            guard case .string(let s) = raw else { throw .invalidContent("\(label): \"widgetURL\" must be a string") }
+            try checkURL(s, what: "\(label): widgetURL", limits: limits)
+            widgetURL = s
+        }
+        if type == "link" {
+            guard case .string(let url)? = fields["url"] else {
+                throw .invalidContent("\(label): a link needs a \"url\" string, e.g. \"tap-me-widget://show-red\"")
+            }
+            try checkURL(url, what: "\(label): url", limits: limits)
+        }
+        if type == "button" || type == "toggle" {
+            guard case .string(let action)? = fields["action"], !action.isEmpty else {
+                throw .invalidContent("\(label): a \(type) needs an \"action\" string naming what it does")
+            }
+        }
+        var children: [ViewElement] = []
+        if let raw = fields["children"] {
+            guard case .array(let items) = raw else { throw .invalidContent("\(label): \"children\" must be an array of elements") }
+            for (index, item) in items.enumerated() {
+                children.append(
+                    try element(item, at: "\(path).children[\(index)]", depth: depth + 1, limits: limits, ids: &ids, count: &count))
+            }
+        }
+        return ViewElement(type: type, id: id, children: children, widgetURL: widgetURL, fields: fields)
+    }
+
+    /// Checks that `url` is an absolute URL (a scheme, ':' and more).
+    static func checkURL(_ url: String, what: String, limits: ViewTreeLimits) throws(HostError) {
+        guard url.utf8.count <= limits.maxURLLength else {
+            throw .limitExceeded("\(what) is \(url.utf8.count) bytes; URLs may be at most \(limits.maxURLLength) bytes")
+        }
+        guard URLParts.scheme(of: url) != nil else {
+            throw .invalidContent("\(what) '\(url.prefix(80))' is not an absolute URL; give a scheme, like tap-me-widget://show-red")
+        }
+    }
+
+    /// Elements from the root down to the element with `id`, or nil.
+    public func path(to id: String) -> [ViewElement]? {
+        func search(_ element: ViewElement, _ trail: [ViewElement]) -> [ViewElement]? {
+            let here = trail + [element]
+            if element.id == id { return here }
+            for child in element.children {
+                if let found = search(child, here) { return found }
+            }
+            return nil
+        }
+        return search(root, [])
+    }
+
+    /// Every element in depth-first pre-order.
+    public var elements: [ViewElement] {
+        var result: [ViewElement] = []
+        func walk(_ e: ViewElement) {
+            result.append(e)
+            e.children.forEach(walk)
+        }
+        walk(root)
+        return result
+    }
+
+    /// The `widgetURL`s in depth-first pre-order.
+    public var widgetURLs: [String] { elements.compactMap(\.widgetURL) }
+}
+
+/// Minimal URL inspection (RFC 3986 scheme) without Foundation's URL parser.
+public enum URLParts {
+    /// The lowercased scheme of an absolute URL, or nil.
+    public static func scheme(of url: String) -> String? {
+        guard let colon = url.firstIndex(of: ":"), colon != url.startIndex else { return nil }
+        let scheme = url[..<colon]
+        guard let first = scheme.unicodeScalars.first, first.isASCII, first.properties.isAlphabetic else { return nil }
+        for c in scheme.unicodeScalars {
+            guard c.isASCII, c.properties.isAlphabetic || ("0"..."9").contains(c) || c == "+" || c == "-" || c == "." else { return nil }
+        }
+        guard url.index(after: colon) < url.endIndex else { return nil }
+        guard !url.unicodeScalars.contains(where: { $0.value < 0x21 || $0 == "\u{7F}" }) else { return nil }
+        return scheme.lowercased()
+    }
+}

@@ -1,0 +1,265 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// One kind of widget an app offers (an entry of its bundle).
+public struct WidgetKind: Sendable, Equatable {
+    public struct Parameter: Sendable, Equatable {
+        public var name: String
+        public var dynamic: Bool
+    }
+    public var kind: String
+    public var families: [WidgetFamily]
+    public var displayName: String
+    public var description: String
+    /// The configuration intent's name; nil when the kind is not configurable.
+    public var intent: String?
+    public var parameters: [Parameter]
+}
+
+/// An app's widget bundle (`RegisterWidgets`).
+public struct WidgetBundle: Sendable, Equatable {
+    public var kinds: [WidgetKind]
+
+    public func kind(_ name: String) -> WidgetKind? { kinds.first { $0.kind == name } }
+
+    /// Parses and validates bundle JSON; errors name the offending field.
+    public static func parse(_ json: String) throws(HostError) -> WidgetBundle {
+        let value: JSONValue
+        do {
+            value = try JSONDecoder().decode(JSONValue.self, from: Data(json.utf8))
+        } catch {
+            throw .invalidContent("the bundle is not valid JSON; send {\"widgets\":[{\"kind\":\"…\",\"families\":[\"systemSmall\"]}]}")
+        }
+        guard case .object(let top) = value, case .array(let widgets)? = top["widgets"] else {
+            throw .invalidContent("the bundle must be an object with a \"widgets\" array")
+        }
+        var kinds: [WidgetKind] = []
+        for (index, item) in widgets.enumerated() {
+            let at = "widgets[\(index)]"
+            guard case .object(let w) = item else { throw .invalidContent("\(at) must be an object") }
+            guard case .string(let kind)? = w["kind"], !kind.isEmpty else {
+                throw .invalidContent("\(at).kind must be a non-empty string naming the widget kind")
+            }
+            guard !kinds.contains(where: { $0.kind == kind }) else {
+                throw .invalidContent("\(at).kind '\(kind)' appears twice; each kind must be unique in the bundle")
+            }
+            guard case .array(let rawFamilies)? = w["families"], !rawFamilies.isEmpty else {
+                throw .invalidContent("\(at).families must be a non-empty array such as [\"systemSmall\"]")
+            }
+            var families: [WidgetFamily] = []
+            for raw in rawFamilies {
+                guard case .string(let s) = raw, let family = WidgetFamily(rawValue: s) else {
+                    throw .invalidContent(
+                        "\(at).families holds \(raw.stringValue.map { "'\($0)'" } ?? raw.typeName), which is not a family; use \(WidgetFamily.allCases.map(\.rawValue).joined(separator: ", "))")
+                }
+                if !families.contains(family) { families.append(family) }
+            }
+            func text(_ key: String) throws(HostError) -> String {
+                guard let raw = w[key] else { return "" }
+                guard case .string(let s) = raw else { throw .invalidContent("\(at).\(key) must be a string") }
+                return s
+            }
+            var intent: String?
+            var parameters: [WidgetKind.Parameter] = []
+            if let raw = w["configuration"] {
+                guard case .object(let c) = raw, case .string(let i)? = c["intent"], !i.isEmpty else {
+                    throw .invalidContent("\(at).configuration must be an object with an \"intent\" name")
+                }
+                intent = i
+                if let rawParameters = c["parameters"] {
+                    guard case .array(let items) = rawParameters else {
+                        throw .invalidContent("\(at).configuration.parameters must be an array")
+                    }
+                    for (p, item) in items.enumerated() {
+                        guard case .object(let o) = item, case .string(let name)? = o["name"], !name.isEmpty else {
+                            throw .invalidContent("\(at).configuration.parameters[\(p)] needs a \"name\"")
+                        }
+                        guard !parameters.contains(where: { $0.name == name }), name != "intent" else {
+                            throw .invalidContent("\(at).configuration.parameters[\(p)]: '\(name)' is used twice or reserved")
+                        }
+                        var dynamic = false
+                        if let d = o["dynamic"] {
+                            guard case .bool(let b) = d else {
+                                throw .invalidContent("\(at).configuration.parameters[\(p)].dynamic must be true or false")
+                            }
+                            dynamic = b
+                        }
+                        parameters.append(.init(name: name, dynamic: dynamic))
+                    }
+                }
+            }
+            kinds.append(
+                WidgetKind(
+                    kind: kind, families: families, displayName: try text("displayName"), description: try text("description"),
+                    intent: intent, parameters: parameters))
+        }
+        return WidgetBundle(kinds: kinds)
+    }
+}
+
+/// A widget placed by a renderer.
+public struct PlacedWidget: Sendable, Equatable {
+    public var id: String
+    public var appID: String
+    public var kind: String
+    public var family: WidgetFamily
+    public var configuration: [String: OptionValue]
+    public var content: ViewTree?
+}
+
+/// Bundles and placed widgets.
+public struct WidgetStore: Sendable {
+    public private(set) var bundles: [String: WidgetBundle] = [:]
+    public private(set) var widgets: [String: PlacedWidget] = [:]
+    private var nextNumber: UInt64 = 1
+    public var limits = ViewTreeLimits()
+
+    public init() {}
+
+    /// Replaces an app's bundle; returns the ids of placed widgets whose kind it dropped (removed).
+    public mutating func registerBundle(appID: String, _ bundle: WidgetBundle) -> [String] {
+        bundles[appID] = bundle
+        let dropped = widgets.values.filter { widget in
+            widget.appID == appID && !(bundle.kind(widget.kind)?.families.contains(widget.family) ?? false)
+        }.map(\.id).sorted()
+        for id in dropped { widgets.removeValue(forKey: id) }
+        return dropped
+    }
+
+    public mutating func add(appID: String, kind: String, family: String, configuration: [String: OptionValue]) throws(HostError)
+        -> PlacedWidget
+    {
+        guard let bundle = bundles[appID] else {
+            try Validate.appID(appID)
+            throw .unknownKind("\(appID) has registered no widget kinds, so it has no '\(kind)'; the app must call RegisterWidgets first")
+        }
+        guard let widgetKind = bundle.kind(kind) else {
+            throw .unknownKind(
+                "\(appID) has no widget kind '\(kind)'; its kinds are \(bundle.kinds.map(\.kind).joined(separator: ", "))")
+        }
+        let parsedFamily = try WidgetFamily.parse(family)
+        guard widgetKind.families.contains(parsedFamily) else {
+            throw .unsupportedFamily(
+                "\(appID)'s '\(kind)' does not support \(family); it supports \(widgetKind.families.map(\.rawValue).joined(separator: ", "))")
+        }
+        try Self.check(configuration, widgetKind)
+        let widget = PlacedWidget(
+            id: "w\(nextNumber)", appID: appID, kind: kind, family: parsedFamily, configuration: configuration, content: nil)
+        nextNumber += 1
+        widgets[widget.id] = widget
+        return widget
+    }
+
+    static func check(_ configuration: [String: OptionValue], _ kind: WidgetKind) throws(HostError) {
+        for key in configuration.keys.sorted() where !kind.parameters.contains(where: { $0.name == key }) {
+            let known = kind.parameters.map(\.name)
+            throw .invalidArgument(
+                "'\(key)' is not a configuration parameter of '\(kind.kind)'; "
+                    + (known.isEmpty ? "it takes none" : "its parameters are \(known.joined(separator: ", "))"))
+        }
+    }
+
+    public mutating func setContent(_ id: String, _ json: String) throws(HostError) {
+        guard widgets[id] != nil else { throw .invalidArgument("no widget \(id)") }
+        widgets[id]!.content = json.isEmpty ? nil : try ViewTree.parse(json, limits: limits)
+    }
+
+    public mutating func configure(_ id: String, _ configuration: [String: OptionValue]) throws(HostError) {
+        guard let widget = widgets[id], let kind = bundles[widget.appID]?.kind(widget.kind) else {
+            throw .invalidArgument("no widget \(id)")
+        }
+        try Self.check(configuration, kind)
+        widgets[id]!.configuration = configuration
+    }
+
+    public mutating func remove(_ id: String) { widgets.removeValue(forKey: id) }
+
+    /// What the resolution rules need about a widget.
+    public func tapContext(_ id: String, app: AppOptions) -> WidgetTapContext? {
+        guard let widget = widgets[id] else { return nil }
+        return WidgetTapContext(
+            widgetID: id, kind: widget.kind, family: widget.family, configuration: widget.configuration,
+            intent: bundles[widget.appID]?.kind(widget.kind)?.intent, content: widget.content, app: app)
+    }
+}
+
+/// One `LintContent` finding.
+public struct LintFinding: Sendable, Equatable {
+    public var severity: String
+    public var code: String
+    public var message: String
+}
+
+/// Checks a view tree for what renderers and the rules would ignore (CONTRACT §7).
+public enum ContentLint {
+    public static func lint(_ tree: ViewTree, family: WidgetFamily, policy: LinkPolicy, schemes: [String]? = nil) -> [LintFinding] {
+        var findings: [LintFinding] = []
+        let urls = tree.widgetURLs
+        if urls.count > 1 {
+            findings.append(
+                .init(severity: "warning", code: "multiple-widget-urls",
+                      message: "\(urls.count) elements carry widgetURL; only the first in depth-first order (\(urls[0])) is used — keep one"))
+        }
+        for element in tree.elements {
+            let name = element.id.map { "\(element.type) '\($0)'" } ?? element.type
+            if element.isLink {
+                if !family.supportsLinks(policy) {
+                    let other = LinkPolicy.allCases.first { $0 != policy && family.supportsLinks($0) }
+                    findings.append(
+                        .init(severity: "warning", code: "link-ignored-in-family",
+                              message: "\(name) is ignored in \(family.rawValue) under the \(policy.rawValue) link policy"
+                                + (other.map { "; the \($0.rawValue) policy would honour it" } ?? "; use widgetURL instead")))
+                }
+                if !hasID(element) {
+                    findings.append(.init(severity: "warning", code: "link-without-id",
+                                          message: "a link to \(element.url ?? "?") has no id, so a renderer cannot report a tap on it"))
+                }
+            }
+            if element.isControl {
+                if !family.allowsInteractiveControls {
+                    findings.append(.init(severity: "warning", code: "control-ignored-in-family",
+                                          message: "\(name) does nothing in \(family.rawValue), which has no interactive controls"))
+                }
+                if !hasID(element) {
+                    findings.append(.init(severity: "warning", code: "control-without-id",
+                                          message: "a \(element.type) for '\(element.action ?? "?")' has no id, so a renderer cannot report a tap on it"))
+                }
+            }
+            if let schemes {
+                for url in [element.widgetURL, element.isLink ? element.url : nil].compactMap({ $0 }) {
+                    if let scheme = URLParts.scheme(of: url), !schemes.contains(scheme) {
+                        findings.append(.init(severity: "info", code: "undeclared-scheme",
+                                              message: "\(url) uses the scheme '\(scheme)', which the app does not declare"))
+                    }
+                }
+            }
+        }
+        return findings
+    }
+
+    /// A renderer reports the innermost element with an id, so an element is
+    /// tappable when it or anything inside it has one.
+    static func hasID(_ element: ViewElement) -> Bool {
+        element.id != nil || element.children.contains(where: hasID)
+    }
+
+    /// Findings for JSON that does not parse: invalid-url and duplicate-id come from the parser's error.
+    public static func lint(json: String, family: WidgetFamily, policy: LinkPolicy, schemes: [String]? = nil) throws(HostError)
+        -> [LintFinding]
+    {
+        do {
+            return lint(try ViewTree.parse(json), family: family, policy: policy, schemes: schemes)
+        } catch let error where error.name == .invalidContent {
+            if error.message.contains("is used twice") {
+                return [.init(severity: "error", code: "duplicate-id", message: error.message)]
+            }
+            if error.message.contains("not an absolute URL") {
+                return [.init(severity: "error", code: "invalid-url", message: error.message)]
+            }
+            throw error
+        }
+    }
+}

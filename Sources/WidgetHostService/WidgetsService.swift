@@ -1,0 +1,192 @@
+import DBus
+import WidgetHostCore
+
+extension HostNames {
+    public static let widgets = "org.widgethost.Host1.Widgets"
+    public static let widget = "org.widgethost.Host1.Widget"
+    public static func widgetPath(_ id: String) -> String { rootPath + "/widgets/" + id }
+}
+
+/// Widgets and taps (CONTRACT §3, §4).
+extension HostService {
+    func widgetsInterface() throws -> ExportedInterface {
+        var exported = ExportedInterface(try description(HostNames.widgets))
+        exported.method("RegisterWidgets", isolatedImmediate { service, call in try service.registerWidgets(call) })
+        exported.method("AddWidget", isolatedImmediate { service, call in try service.addWidget(call) })
+        exported.method("LintContent", isolatedImmediate { service, call in try service.lintContent(call) })
+        return exported
+    }
+
+    func description(_ name: String) throws -> InterfaceDescription {
+        guard let description = interfaces[name] else { throw DBusEncodingError("dbus/\(name).xml is missing") }
+        return description
+    }
+
+    /// The caller must hold the app's live registration.
+    func requireOwner(_ appID: String, _ sender: String, doing what: String) throws(HostError) {
+        guard let app = registry.app(appID) else {
+            throw .unknownApp("\(appID) is not a known app; it must RegisterApp before it can \(what)")
+        }
+        guard app.registeredBy == sender else {
+            throw .accessDenied(
+                app.registeredBy == nil
+                    ? "only \(appID)'s live registration may \(what); RegisterApp from the app's connection first"
+                    : "only the connection that registered \(appID) may \(what)")
+        }
+    }
+
+    func registerWidgets(_ call: MethodCall) throws -> [DBusValue] {
+        let appID = call.arguments[0].stringValue ?? ""
+        try Validate.appID(appID)
+        try requireOwner(appID, call.sender, doing: "register its widgets")
+        let bundle = try WidgetBundle.parse(call.arguments[1].stringValue ?? "")
+        for id in widgets.registerBundle(appID: appID, bundle) {
+            connection.unexport(HostNames.widgetPath(id))
+        }
+        logger.info("widgets registered", metadata: ["app": "\(appID)", "kinds": "\(bundle.kinds.map(\.kind))"])
+        return []
+    }
+
+    func addWidget(_ call: MethodCall) throws -> [DBusValue] {
+        let appID = call.arguments[0].stringValue ?? ""
+        let widget = try widgets.add(
+            appID: appID, kind: call.arguments[1].stringValue ?? "", family: call.arguments[2].stringValue ?? "",
+            configuration: OptionValue.dictionary(call.arguments[3]))
+        try connection.export([widgetInterface(widget.id)], at: HostNames.widgetPath(widget.id))
+        logger.info("widget added", metadata: ["widget": "\(widget.id)", "app": "\(appID)", "kind": "\(widget.kind)"])
+        return [.objectPath(HostNames.widgetPath(widget.id))]
+    }
+
+    func lintContent(_ call: MethodCall) throws -> [DBusValue] {
+        let family = try WidgetFamily.parse(call.arguments[0].stringValue ?? "")
+        let findings = try ContentLint.lint(json: call.arguments[1].stringValue ?? "", family: family, policy: configuration.linkPolicy)
+        return [.array(element: "(sss)", findings.map { .structure([.string($0.severity), .string($0.code), .string($0.message)]) })]
+    }
+
+    // MARK: Widget objects
+
+    func widgetInterface(_ id: String) throws -> ExportedInterface {
+        var exported = ExportedInterface(try description(HostNames.widget))
+        func property(_ name: String, _ value: @escaping @Sendable (PlacedWidget) -> DBusValue, empty: DBusValue) {
+            exported.property(
+                name,
+                PropertyHandler(get: { [weak self] in
+                    self?.assumeIsolated { service in service.widgets.widgets[id].map(value) } ?? empty
+                }))
+        }
+        property("Id", { .string($0.id) }, empty: .string(""))
+        property("AppId", { .string($0.appID) }, empty: .string(""))
+        property("Kind", { .string($0.kind) }, empty: .string(""))
+        property("Family", { .string($0.family.rawValue) }, empty: .string(""))
+        property("Configuration", { .vardict($0.configuration.mapValues(\.dbusValue)) }, empty: .vardict([:]))
+        property("Content", { .string($0.content?.json ?? "") }, empty: .string(""))
+        exported.method("SetContent", isolatedImmediate { service, call in try service.setContent(id, call) })
+        exported.method("Configure", isolatedImmediate { service, call in try service.configure(id, call) })
+        exported.method("Remove", isolatedImmediate { service, _ in service.removeWidget(id) })
+        exported.method("Tap", isolatedDeferred { service, call, reply in service.tap(id, call, reply, deliver: true) })
+        exported.method("Resolve", isolatedDeferred { service, call, reply in service.tap(id, call, reply, deliver: false) })
+        return exported
+    }
+
+    /// A deferred handler that starts on the connection's queue, isolated to this actor.
+    nonisolated func isolatedDeferred(
+        _ body: @escaping @Sendable (isolated HostService, MethodCall, Reply) -> Void
+    ) -> MethodHandler {
+        .deferred { [weak self] call, reply in
+            guard let self else { return reply.fail(DBusError.failed("the host is shutting down")) }
+            self.assumeIsolated { service in body(service, call, reply) }
+        }
+    }
+
+    func setContent(_ id: String, _ call: MethodCall) throws -> [DBusValue] {
+        guard let widget = widgets.widgets[id] else { throw DBusError(name: DBusError.unknownObjectName, message: "No widget \(id)") }
+        try requireOwner(widget.appID, call.sender, doing: "set the content of its widgets")
+        try widgets.setContent(id, call.arguments[0].stringValue ?? "")
+        try? connection.emitPropertiesChanged(path: HostNames.widgetPath(id), interface: HostNames.widget, properties: ["Content"])
+        return []
+    }
+
+    func configure(_ id: String, _ call: MethodCall) throws -> [DBusValue] {
+        try widgets.configure(id, OptionValue.dictionary(call.arguments[0]))
+        try? connection.emitPropertiesChanged(path: HostNames.widgetPath(id), interface: HostNames.widget, properties: ["Configuration"])
+        return []
+    }
+
+    func removeWidget(_ id: String) -> [DBusValue] {
+        widgets.remove(id)
+        connection.unexport(HostNames.widgetPath(id))
+        logger.info("widget removed", metadata: ["widget": "\(id)"])
+        return []
+    }
+
+    /// Tap options: `surface` (s) and `activation_token` (s).
+    static func tapOptions(_ value: DBusValue) throws(HostError) -> (Surface, String?) {
+        var surface = Surface.desktop
+        var token: String?
+        for (key, raw) in OptionValue.dictionary(value) {
+            switch key {
+            case "surface":
+                guard case .string(let s) = raw, let parsed = Surface(rawValue: s) else {
+                    throw .invalidArgument(
+                        "option 'surface' must be one of \(Surface.allCases.map(\.rawValue).joined(separator: ", ")) (s)")
+                }
+                surface = parsed
+            case "activation_token":
+                guard case .string(let s) = raw else { throw .invalidArgument("option 'activation_token' must be a string (s)") }
+                token = s
+            default:
+                throw .invalidArgument("unknown tap option '\(key)'; the options are surface (s) and activation_token (s)")
+            }
+        }
+        return (surface, token)
+    }
+
+    func tap(_ id: String, _ call: MethodCall, _ reply: Reply, deliver: Bool) {
+        do {
+            guard let widget = widgets.widgets[id] else {
+                throw DBusError(name: DBusError.unknownObjectName, message: "No widget \(id)")
+            }
+            let (surface, token) = try Self.tapOptions(call.arguments[1])
+            guard let app = registry.app(widget.appID) else {
+                throw HostError.unknownApp("\(widget.appID) is not running and has no desktop entry, so nothing can receive the tap")
+            }
+            let context = widgets.tapContext(id, app: app.options)!
+            let resolution = try WidgetTapRules.resolve(
+                elementID: call.arguments[0].stringValue ?? "", surface: surface, policy: configuration.linkPolicy, context)
+            var details = Delivery.details(appID: widget.appID, resolution)
+            guard deliver else { return reply.succeed([.string(resolution.outcome.name), .vardict(details)]) }
+            var source: [String: DBusValue] = [
+                "kind": .string(widget.kind), "family": .string(widget.family.rawValue), "widget_id": .string(id),
+                "surface": .string(surface.rawValue),
+            ]
+            if case .openURL(_, let via) = resolution.outcome { source["via"] = .string(via) }
+            let delivery = Delivery(
+                appID: widget.appID, options: app.options, registeredBy: app.registeredBy, outcome: resolution.outcome,
+                activationToken: token, source: source)
+            let path = HostNames.widgetPath(id)
+            let timeout = configuration.deliveryTimeout
+            Task {
+                do {
+                    try await delivery.perform(on: connection, timeout: timeout)
+                    reply.succeed([.string(resolution.outcome.name), .vardict(details)])
+                } catch {
+                    details["error"] = .string((error as? HostError)?.message ?? "\(error)")
+                    reply.fail(error)
+                }
+                emitTapped(path, resolution.outcome.name, details)
+            }
+        } catch {
+            reply.fail(error)
+        }
+    }
+
+    func emitTapped(_ target: String, _ outcome: String, _ details: [String: DBusValue]) {
+        do {
+            try connection.emit(
+                path: HostNames.rootPath, interface: HostNames.widgets, member: "Tapped",
+                arguments: [.objectPath(target), .string(outcome), .vardict(details)])
+        } catch {
+            logger.error("could not emit Tapped: \(error)")
+        }
+    }
+}

@@ -1,0 +1,260 @@
+import ArgumentParser
+import DBus
+import Foundation
+
+@main
+struct WidgetHost: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "widget-host",
+        abstract: "Talk to the WidgetHost service (org.widgethost.Host1).",
+        subcommands: [Apps.self, Widgets.self, Tap.self, Lint.self, Monitor.self])
+}
+
+/// Options shared by every subcommand.
+struct BusOptions: ParsableArguments {
+    @Option(name: .customLong("address"), help: "Use this D-Bus address instead of the session bus.")
+    var address: String?
+
+    var bus: BusAddress { address.map(BusAddress.address) ?? .session }
+
+    /// Connects, or exits with a message that says what to do.
+    func connect() async throws -> Connection {
+        do {
+            return try await Connection.connect(bus, label: "cli")
+        } catch {
+            throw CLIError("cannot connect to \(bus): \(describe(error))")
+        }
+    }
+}
+
+struct CLIError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+func describe(_ error: any Error) -> String {
+    if let e = error as? DBusError { return e.message.isEmpty ? e.name : e.message }
+    return String(describing: error)
+}
+
+enum Host {
+    static let name = "org.widgethost.Host1"
+    static let path = "/org/widgethost/Host1"
+
+    /// Calls a host method, turning "no host" into a clear error.
+    static func call(_ connection: Connection, _ interface: String, _ member: String, _ args: [DBusValue] = []) async throws
+        -> [DBusValue]
+    {
+        do {
+            return try await connection.call(destination: name, path: path, interface: interface, member: member, args)
+        } catch let error as DBusError
+            where error.name == DBusError.serviceUnknownName || error.name == DBusError.nameHasNoOwnerName
+            || error.name == "org.freedesktop.DBus.Error.Spawn.ChildExited"
+            || error.name == "org.freedesktop.DBus.Error.Spawn.ExecFailed"
+        {
+            throw CLIError(
+                "no WidgetHost service on this bus: \(name) is not running and could not be started (\(error.message)). "
+                    + "Start it with `widget-hostd`, or install packaging/org.widgethost.Host1.service for D-Bus activation.")
+        } catch let error as DBusError {
+            throw CLIError("\(member) failed: \(error.name): \(error.message)")
+        }
+    }
+}
+
+/// Plain JSON from D-Bus values (variants unwrapped, dictionaries as objects).
+func jsonObject(_ value: DBusValue) -> Any {
+    switch value.unwrapped {
+    case .bool(let b): return b
+    case .double(let d): return d
+    case .string(let s), .objectPath(let s), .signature(let s): return s
+    case .array(_, let items): return items.map(jsonObject)
+    case .structure(let fields): return fields.map(jsonObject)
+    case .dictionary(_, _, let entries):
+        var object: [String: Any] = [:]
+        for entry in entries { object[entry.key.stringValue ?? "\(jsonObject(entry.key))"] = jsonObject(entry.value) }
+        return object
+    case let other: return other.integerValue ?? 0
+    }
+}
+
+func printJSON(_ object: Any) throws {
+    let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys])
+    print(String(decoding: data, as: UTF8.self))
+}
+
+/// Prints rows as an aligned table.
+func printTable(_ header: [String], _ rows: [[String]]) {
+    var widths = header.map(\.count)
+    for row in rows { for (i, cell) in row.enumerated() { widths[i] = max(widths[i], cell.count) } }
+    func line(_ cells: [String]) -> String {
+        cells.enumerated().map { i, c in i == cells.count - 1 ? c : c.padding(toLength: widths[i], withPad: " ", startingAt: 0) }
+            .joined(separator: "  ")
+    }
+    print(line(header))
+    for row in rows { print(line(row)) }
+}
+
+struct Apps: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "List the apps the host knows: live registrations and DBusActivatable desktop entries.")
+
+    @OptionGroup var bus: BusOptions
+    @Flag(help: "Print JSON for scripts instead of a table.") var json = false
+
+    func run() async throws {
+        let connection = try await bus.connect()
+        defer { connection.close() }
+        let reply = try await Host.call(connection, "org.widgethost.Host1.Apps", "ListApps")
+        let apps: [(String, [String: DBusValue])] = (reply.first?.arrayElements ?? []).compactMap { entry in
+            guard case .structure(let fields) = entry, fields.count == 2, let id = fields[0].stringValue else { return nil }
+            return (id, fields[1].stringKeyedEntries ?? [:])
+        }
+        if json {
+            try printJSON(apps.map { id, details in ["app_id": id].merging(details.mapValues(jsonObject)) { a, _ in a } })
+            return
+        }
+        if apps.isEmpty {
+            print("No apps: none registered and no DBusActivatable desktop entries found.")
+            return
+        }
+        func list(_ key: String, _ details: [String: DBusValue]) -> String {
+            let items = details[key]?.unwrapped.arrayElements?.compactMap(\.stringValue) ?? []
+            return items.isEmpty ? "-" : items.joined(separator: ",")
+        }
+        printTable(
+            ["APP ID", "PROTOCOL", "SOURCE", "SCHEMES", "SURFACES"],
+            apps.map { id, details in
+                [
+                    id, details["protocol"]?.unwrapped.stringValue ?? "?", details["source"]?.unwrapped.stringValue ?? "?",
+                    list("schemes", details), list("surfaces", details),
+                ]
+            })
+    }
+}
+
+/// Renders an a{sv} of details as "key=value" pairs.
+func describeDetails(_ details: [String: DBusValue]) -> String {
+    details.keys.sorted().compactMap { key -> String? in
+        let value = details[key]!.unwrapped
+        if case .array(_, let items) = value, items.isEmpty { return nil }
+        let text: String
+        if let data = try? JSONSerialization.data(withJSONObject: jsonObject(value), options: [.sortedKeys, .fragmentsAllowed]) {
+            text = String(decoding: data, as: UTF8.self)
+        } else {
+            text = "\(value)"
+        }
+        return "\(key)=\(text)"
+    }.joined(separator: " ")
+}
+
+struct Widgets: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "List placed widgets.")
+
+    @OptionGroup var bus: BusOptions
+    @Flag(help: "Print JSON for scripts instead of a table.") var json = false
+
+    func run() async throws {
+        let connection = try await bus.connect()
+        defer { connection.close() }
+        let reply = try await Host.call(connection, "org.freedesktop.DBus.ObjectManager", "GetManagedObjects")
+        var rows: [[String: DBusValue]] = []
+        for entry in reply.first?.stringKeyedEntries?.sorted(by: { $0.key < $1.key }) ?? [] {
+            if let properties = entry.value.stringKeyedEntries?["org.widgethost.Host1.Widget"]?.stringKeyedEntries {
+                rows.append(properties.mapValues(\.unwrapped).merging(["Path": .objectPath(entry.key)]) { a, _ in a })
+            }
+        }
+        if json {
+            try printJSON(rows.map { $0.mapValues(jsonObject) })
+            return
+        }
+        if rows.isEmpty {
+            print("No widgets placed.")
+            return
+        }
+        printTable(
+            ["ID", "APP", "KIND", "FAMILY", "CONTENT"],
+            rows.map { row in
+                let content = row["Content"]?.stringValue ?? ""
+                return [
+                    row["Id"]?.stringValue ?? "", row["AppId"]?.stringValue ?? "", row["Kind"]?.stringValue ?? "",
+                    row["Family"]?.stringValue ?? "", content.isEmpty ? "-" : "\(content.utf8.count) bytes",
+                ]
+            })
+    }
+}
+
+struct Tap: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Tap a widget (by id or object path) and print the outcome and details.")
+
+    @OptionGroup var bus: BusOptions
+    @Argument(help: "The widget: its id (w1) or object path.") var widget: String
+    @Argument(help: "The id of the tapped element; empty for the background.") var element: String = ""
+    @Option(help: "desktop, lock-screen, car or watch.") var surface: String?
+    @Option(help: "The activation token the renderer got from the compositor.") var token: String?
+    @Flag(help: "Resolve only: deliver nothing.") var dryRun = false
+
+    func run() async throws {
+        let connection = try await bus.connect()
+        defer { connection.close() }
+        let path = widget.hasPrefix("/") ? widget : "\(Host.path)/widgets/\(widget)"
+        var options: [String: DBusValue] = [:]
+        if let surface { options["surface"] = .string(surface) }
+        if let token { options["activation_token"] = .string(token) }
+        let reply: [DBusValue]
+        do {
+            reply = try await connection.call(
+                destination: Host.name, path: path, interface: "org.widgethost.Host1.Widget", member: dryRun ? "Resolve" : "Tap",
+                [.string(element), .vardict(options)])
+        } catch let error as DBusError {
+            throw CLIError("\(dryRun ? "Resolve" : "Tap") failed: \(error.name): \(error.message)")
+        }
+        print("\(reply[0].stringValue ?? "?") \(describeDetails(reply[1].stringKeyedEntries ?? [:]))")
+    }
+}
+
+struct Lint: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Check a view tree (content JSON) for a family.")
+
+    @OptionGroup var bus: BusOptions
+    @Argument(help: "The content JSON file ('-' for standard input).") var file: String
+    @Option(help: "The widget family, e.g. systemSmall.") var family: String
+
+    func run() async throws {
+        let data = file == "-" ? FileHandle.standardInput.readDataToEndOfFile() : try Data(contentsOf: URL(fileURLWithPath: file))
+        let connection = try await bus.connect()
+        defer { connection.close() }
+        let reply = try await Host.call(
+            connection, "org.widgethost.Host1.Widgets", "LintContent", [.string(family), .string(String(decoding: data, as: UTF8.self))])
+        let findings = reply.first?.arrayElements ?? []
+        if findings.isEmpty { print("\(file): no findings") }
+        var errors = 0
+        for finding in findings {
+            guard case .structure(let f) = finding, f.count == 3 else { continue }
+            let severity = f[0].stringValue ?? ""
+            if severity == "error" { errors += 1 }
+            print("\(file): \(severity): \(f[1].stringValue ?? ""): \(f[2].stringValue ?? "")")
+        }
+        if errors > 0 { throw ExitCode(1) }
+    }
+}
+
+struct Monitor: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Print one line per tap the host resolves, as they happen.")
+
+    @OptionGroup var bus: BusOptions
+
+    func run() async throws {
+        let connection = try await bus.connect()
+        defer { connection.close() }
+        let taps = try await connection.signals(
+            MatchRule(sender: Host.name, interface: "org.widgethost.Host1.Widgets", member: "Tapped", path: Host.path))
+        for await message in taps {
+            let args = message.arguments()
+            guard args.count == 3 else { continue }
+            print("\(args[0].stringValue ?? "?") \(args[1].stringValue ?? "?") \(describeDetails(args[2].stringKeyedEntries ?? [:]))")
+            fflush(nil)
+        }
+    }
+}
+

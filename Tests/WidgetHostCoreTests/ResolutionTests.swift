@@ -1,0 +1,148 @@
+import Foundation
+import Testing
+@testable import WidgetHostCore
+
+/// Parses a tree or fails the test.
+func tree(_ json: String) throws -> ViewTree {
+    do { return try ViewTree.parse(json) } catch { throw error }
+}
+
+func errorName(_ body: () throws -> Void) -> HostError.Name? {
+    do {
+        try body()
+        return nil
+    } catch let error as HostError {
+        return error.name
+    } catch {
+        return nil
+    }
+}
+
+@Suite("View trees")
+struct ViewTreeTests {
+    @Test("Parses elements, keeps unknown keys, finds paths and widgetURLs in pre-order")
+    func parse() throws {
+        let t = try tree(
+            """
+            {"type":"vstack","widgetURL":"a://1","children":[
+              {"type":"text","id":"t","font":"title"},
+              {"type":"link","id":"l","url":"tap-me-widget://show-red","children":[{"type":"image","id":"img","widgetURL":"a://2"}]},
+              {"type":"button","id":"b","action":"refresh","parameter":{"n":1}}]}
+            """)
+        #expect(t.root.type == "vstack")
+        #expect(t.widgetURLs == ["a://1", "a://2"])
+        #expect(t.path(to: "img")?.map(\.type) == ["vstack", "link", "image"])
+        #expect(t.path(to: "nope") == nil)
+        #expect(t.elements.first { $0.id == "t" }?.fields["font"] == .string("title"))
+        #expect(t.elements.first { $0.id == "b" }?.parameter == .object(["n": .integer(1)]))
+    }
+
+    @Test(
+        "Invalid content is refused with InvalidContent",
+        arguments: [
+            "not json", "[]", "{}", "{\"type\":\"\"}", "{\"type\":\"text\",\"id\":3}",
+            "{\"type\":\"v\",\"children\":[{\"type\":\"a\",\"id\":\"x\"},{\"type\":\"b\",\"id\":\"x\"}]}",
+            "{\"type\":\"link\",\"id\":\"l\"}", "{\"type\":\"link\",\"url\":\"no-scheme\"}",
+            "{\"type\":\"text\",\"widgetURL\":\"relative/path\"}", "{\"type\":\"button\",\"id\":\"b\"}",
+            "{\"type\":\"v\",\"children\":{}}",
+        ])
+    func invalid(_ json: String) {
+        #expect(errorName { _ = try ViewTree.parse(json) } == .invalidContent)
+    }
+
+    @Test("Limits give LimitExceeded")
+    func limits() {
+        var limits = ViewTreeLimits()
+        limits.maxDepth = 3
+        #expect(errorName { _ = try ViewTree.parse("{\"type\":\"a\",\"children\":[{\"type\":\"b\",\"children\":[{\"type\":\"c\",\"children\":[{\"type\":\"d\"}]}]}]}", limits: limits) } == .limitExceeded)
+        let deep = String(repeating: "[", count: 10_000) + String(repeating: "]", count: 10_000)
+        #expect(errorName { _ = try ViewTree.parse(deep) } == .limitExceeded)
+        let long = "{\"type\":\"text\",\"widgetURL\":\"a://" + String(repeating: "x", count: 3000) + "\"}"
+        #expect(errorName { _ = try ViewTree.parse(long) } == .limitExceeded)
+    }
+}
+
+@Suite("Widget resolution rules")
+struct WidgetRulesTests {
+    let app = AppOptions(
+        schemes: ["tap-me-widget"], appProtocol: .freedesktop, objectPath: "/org/example/TapMe", surfaces: [.desktop],
+        liveActivityLaunchTypes: nil, userActivityAction: nil, providerPath: nil)
+
+    func context(_ family: WidgetFamily, _ json: String?, app: AppOptions? = nil, intent: String? = nil) throws -> WidgetTapContext {
+        WidgetTapContext(
+            widgetID: "w1", kind: "hero", family: family, configuration: ["hero": .string("spouty")], intent: intent,
+            content: try json.map(tree), app: app ?? self.app)
+    }
+
+    static let mixed = """
+        {"type":"vstack","widgetURL":"tap-me-widget://background","children":[
+          {"type":"link","id":"red","url":"tap-me-widget://show-red","children":[{"type":"text","id":"label"}]},
+          {"type":"button","id":"go","action":"refresh","children":[{"type":"link","id":"inner","url":"tap-me-widget://inner"}]},
+          {"type":"text","id":"plain"}]}
+        """
+
+    @Test("Rule 1: a control performs its action in interactive families, innermost control wins over an outer link")
+    func controls() throws {
+        for family in WidgetFamily.allCases {
+            let r = try WidgetTapRules.resolve(elementID: "inner", surface: .desktop, policy: .current, context(family, Self.mixed))
+            if family.allowsInteractiveControls {
+                #expect(r.outcome == .performAction(action: "refresh", parameter: nil), "\(family)")
+            } else {
+                #expect(r.outcome.name != "perform-action", "\(family)")
+            }
+        }
+    }
+
+    @Test("Rule 2: links open in link families, per policy", arguments: LinkPolicy.allCases)
+    func links(policy: LinkPolicy) throws {
+        for family in WidgetFamily.allCases {
+            let r = try WidgetTapRules.resolve(elementID: "label", surface: .desktop, policy: policy, context(family, Self.mixed))
+            if family.supportsLinks(policy) {
+                #expect(r.outcome == .openURL(url: "tap-me-widget://show-red", via: "link"), "\(family) \(policy)")
+            } else {
+                #expect(r.outcome == .openURL(url: "tap-me-widget://background", via: "widget-url"), "\(family) \(policy)")
+            }
+        }
+        #expect(WidgetFamily.systemSmall.supportsLinks(.current) && !WidgetFamily.systemSmall.supportsLinks(.legacy))
+        #expect(WidgetFamily.accessoryRectangular.supportsLinks(.current) && !WidgetFamily.accessoryRectangular.supportsLinks(.legacy))
+    }
+
+    @Test("Rule 3: the first widgetURL in pre-order, with multiple-widget-urls")
+    func widgetURLs() throws {
+        let json = """
+            {"type":"v","children":[{"type":"a","id":"x","children":[{"type":"b","widgetURL":"tap-me-widget://first"}]},{"type":"c","widgetURL":"other://second"}]}
+            """
+        let r = try WidgetTapRules.resolve(elementID: "", surface: .desktop, policy: .current, context(.systemSmall, json))
+        #expect(r.outcome == .openURL(url: "tap-me-widget://first", via: "widget-url"))
+        #expect(r.diagnostics == ["multiple-widget-urls"])
+        let single = try WidgetTapRules.resolve(
+            elementID: "", surface: .desktop, policy: .current, context(.systemSmall, "{\"type\":\"t\",\"widgetURL\":\"mail:x@y\"}"))
+        #expect(single.diagnostics == ["undeclared-scheme"])
+    }
+
+    @Test("Rule 4: no URL continues the user activity, with configuration and intent when configurable")
+    func userActivity() throws {
+        let r = try WidgetTapRules.resolve(
+            elementID: "", surface: .desktop, policy: .current, context(.systemMedium, nil, intent: "SelectHeroIntent"))
+        guard case .continueUserActivity(let type, let info) = r.outcome else {
+            Issue.record("\(r.outcome)")
+            return
+        }
+        #expect(type == "hero")
+        #expect(info["kind"] == .string("hero") && info["family"] == .string("systemMedium") && info["widget_id"] == .string("w1"))
+        #expect(info["configuration"] == .dict(["hero": .string("spouty"), "intent": .string("SelectHeroIntent")]))
+        let plain = try WidgetTapRules.resolve(elementID: "", surface: .desktop, policy: .current, context(.systemMedium, nil))
+        if case .continueUserActivity(_, let info) = plain.outcome { #expect(info["configuration"] == nil) }
+    }
+
+    @Test("Car is checked first; unknown elements are UnknownElement")
+    func carAndUnknown() throws {
+        let r = try WidgetTapRules.resolve(elementID: "go", surface: .car, policy: .current, context(.systemSmall, Self.mixed))
+        #expect(r.outcome == .none(reason: "app-does-not-support-car"))
+        var carApp = app
+        carApp.surfaces = [.desktop, .car]
+        let ok = try WidgetTapRules.resolve(elementID: "go", surface: .car, policy: .current, context(.systemSmall, Self.mixed, app: carApp))
+        #expect(ok.outcome == .performAction(action: "refresh", parameter: nil))
+        #expect(errorName { _ = try WidgetTapRules.resolve(elementID: "ghost", surface: .desktop, policy: .current, context(.systemSmall, Self.mixed)) } == .unknownElement)
+    }
+}

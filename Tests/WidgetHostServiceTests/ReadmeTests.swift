@@ -1,0 +1,56 @@
+import Foundation
+import Testing
+
+/// The README's gdbus and busctl lines, run exactly as written against a host
+/// on a private bus: they must work when pasted.
+@Suite("README examples", .timeLimit(.minutes(2)))
+struct ReadmeTests {
+    struct Example: Sendable, CustomStringConvertible {
+        var command: String
+        /// The "# Call failed: …" line after it, when the example shows an error.
+        var expectedError: String?
+        var description: String { command }
+    }
+
+    static func examples() throws -> [Example] {
+        let text = try String(contentsOf: repositoryRoot.appendingPathComponent("README.md"), encoding: .utf8)
+        var examples: [Example] = []
+        var inShell = false
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) {
+            if line.hasPrefix("```") {
+                inShell = line == "```sh"
+                continue
+            }
+            guard inShell else { continue }
+            if line.hasPrefix("# Call failed: "), !examples.isEmpty {
+                examples[examples.count - 1].expectedError = String(line.dropFirst("# Call failed: ".count))
+            } else if (line.hasPrefix("gdbus ") || line.hasPrefix("busctl ")) && !line.contains(" monitor ") {
+                examples.append(Example(command: line))
+            }
+        }
+        return examples
+    }
+
+    @Test("The README has gdbus and busctl examples")
+    func thereAreExamples() throws {
+        let examples = try Self.examples()
+        #expect(examples.count >= 6)
+        #expect(examples.contains { $0.command.hasPrefix("gdbus call") })
+        #expect(examples.contains { $0.command.hasPrefix("busctl --user call") })
+    }
+
+    @Test("Each README example works when pasted", arguments: try ReadmeTests.examples())
+    func example(_ example: Example) async throws {
+        let fixture = try await HostFixture.make()
+        defer { fixture.stop() }
+        try await fixture.startHost()
+        let result = try await runCommand("/bin/bash", ["-c", example.command], environment: fixture.environment)
+        if let expected = example.expectedError {
+            #expect(!result.succeeded)
+            #expect(result.stderr.contains(expected), "stderr: \(result.stderr)")
+        } else {
+            #expect(result.succeeded, "stderr: \(result.stderr)")
+            #expect(!result.stdout.isEmpty || example.command.contains("RegisterApp") || example.command.contains("Reload"))
+        }
+    }
+}

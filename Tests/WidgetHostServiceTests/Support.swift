@@ -1,0 +1,282 @@
+import DBus
+import Foundation
+import PrivateBus
+import Testing
+
+/// Output of a finished command.
+struct CommandResult: Sendable {
+    var status: Int32
+    var stdout: String
+    var stderr: String
+    var succeeded: Bool { status == 0 }
+}
+
+/// Runs a command to completion (stdout/stderr go to files, so nothing can
+/// fill a pipe and deadlock), killing it after `timeout` seconds.
+func runCommand(
+    _ executable: String, _ arguments: [String], environment: [String: String]? = nil, timeout: Double = 30
+) async throws -> CommandResult {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: PrivateBus.which(executable) ?? executable)
+    process.arguments = arguments
+    if let environment { process.environment = environment }
+    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("wh-cmd-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let out = dir.appendingPathComponent("out"), err = dir.appendingPathComponent("err")
+    _ = FileManager.default.createFile(atPath: out.path, contents: nil)
+    _ = FileManager.default.createFile(atPath: err.path, contents: nil)
+    let outHandle = try FileHandle(forWritingTo: out), errHandle = try FileHandle(forWritingTo: err)
+    process.standardOutput = outHandle
+    process.standardError = errHandle
+    process.standardInput = FileHandle.nullDevice
+    let status: Int32 = try await withCheckedThrowingContinuation { continuation in
+        process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
+        do { try process.run() } catch {
+            process.terminationHandler = nil
+            continuation.resume(throwing: error)
+            return
+        }
+        let pid = process.processIdentifier
+        DispatchQueue.global().asyncAfter(deadline: .now() + timeout) { kill(pid, SIGKILL) }
+    }
+    try outHandle.close()
+    try errHandle.close()
+    return CommandResult(
+        status: status, stdout: (try? String(contentsOf: out, encoding: .utf8)) ?? "",
+        stderr: (try? String(contentsOf: err, encoding: .utf8)) ?? "")
+}
+
+/// Where the package's built executables are (next to the test bundle).
+let buildDirectory: String = {
+    if let dir = ProcessInfo.processInfo.environment["WIDGETHOST_BIN_DIR"] { return dir }
+    let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+    return URL(fileURLWithPath: exe).deletingLastPathComponent().path
+}()
+
+/// The repository root (for dbus/ and packaging/).
+let repositoryRoot: URL = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent()
+
+/// A private bus, temporary XDG folders and (optionally) a running widget-hostd.
+final class HostFixture: @unchecked Sendable {
+    let root: URL
+    let dataHome: URL
+    let dataDir: URL
+    let bus: PrivateBus
+    let environment: [String: String]
+    private var host: Process?
+    let hostLog: URL
+
+    /// Creates the folders and the bus. `desktopEntries` go to $XDG_DATA_HOME/applications.
+    init(desktopEntries: [String: String] = [:]) throws {
+        root = FileManager.default.temporaryDirectory.appendingPathComponent("wh-test-\(UUID().uuidString.prefix(8))")
+        dataHome = root.appendingPathComponent("data")
+        dataDir = root.appendingPathComponent("sysdata")
+        hostLog = root.appendingPathComponent("host.log")
+        for dir in ["data/applications", "sysdata/applications", "config", "state", "runtime"] {
+            try FileManager.default.createDirectory(at: root.appendingPathComponent(dir), withIntermediateDirectories: true)
+        }
+        for (name, text) in desktopEntries {
+            try text.write(to: dataHome.appendingPathComponent("applications/\(name)"), atomically: true, encoding: .utf8)
+        }
+        var env = ProcessInfo.processInfo.environment
+        env["XDG_DATA_HOME"] = dataHome.path
+        env["XDG_DATA_DIRS"] = dataDir.path
+        env["XDG_CONFIG_HOME"] = root.appendingPathComponent("config").path
+        env["XDG_CONFIG_DIRS"] = root.appendingPathComponent("config").path
+        env["XDG_STATE_HOME"] = root.appendingPathComponent("state").path
+        bus = try PrivateBus(environment: env)
+        environment = bus.environment(base: env)
+    }
+
+    deinit { stop() }
+
+    private let stopped = NSLock()
+    private var isStopped = false
+
+    /// Starts the bus once fewer than `HostFixture.gate`'s limit of fixtures run,
+    /// so a parallel test run does not start dozens of daemons at once on a small machine.
+    static func make(desktopEntries: [String: String] = [:]) async throws -> HostFixture {
+        await gate.acquire()
+        do {
+            return try HostFixture(desktopEntries: desktopEntries)
+        } catch {
+            await gate.release()
+            throw error
+        }
+    }
+
+    static let gate = AsyncGate(limit: 3)
+
+    /// Stops the host and the bus without blocking the caller's thread.
+    func stop() {
+        stopped.lock()
+        let first = !isStopped
+        isStopped = true
+        stopped.unlock()
+        guard first else { return }
+        if let host, host.isRunning {
+            host.terminate()
+            DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + 5) {
+                if host.isRunning { kill(host.processIdentifier, SIGKILL) }
+            }
+        }
+        bus.stop()
+        try? FileManager.default.removeItem(at: root)
+        Task { await Self.gate.release() }
+    }
+
+    /// Starts widget-hostd on the bus and waits until it owns its name.
+    func startHost(_ arguments: [String] = []) async throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: buildDirectory + "/widget-hostd")
+        process.arguments = ["--log-level", "debug"] + arguments
+        process.environment = environment
+        _ = FileManager.default.createFile(atPath: hostLog.path, contents: nil)
+        let log = try FileHandle(forWritingTo: hostLog)
+        process.standardOutput = log
+        process.standardError = log
+        try process.run()
+        host = process
+        try await waitForName("org.widgethost.Host1")
+    }
+
+    var hostProcess: Process? { host }
+
+    var log: String { (try? String(contentsOf: hostLog, encoding: .utf8)) ?? "" }
+
+    /// Polls until `name` has an owner on the bus.
+    func waitForName(_ name: String, timeout: Double = 20) async throws {
+        let connection = try await connect()
+        defer { connection.close() }
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if try await connection.nameOwner(name) != nil { return }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        Issue.record("\(name) did not appear on the bus within \(timeout) s. Host log:\n\(log)")
+        throw CancellationError()
+    }
+
+    func connect() async throws -> Connection {
+        try await Connection.connect(.address(bus.address), label: "test")
+    }
+
+    func gdbus(_ arguments: [String]) async throws -> CommandResult {
+        try await runCommand("gdbus", arguments, environment: environment)
+    }
+
+    func busctl(_ arguments: [String]) async throws -> CommandResult {
+        try await runCommand("busctl", ["--address=\(bus.address)"] + arguments, environment: environment)
+    }
+
+    /// `gdbus call` on the host's root object.
+    func callHost(_ method: String, _ args: [String] = []) async throws -> CommandResult {
+        try await gdbus(
+            ["call", "--session", "--dest", "org.widgethost.Host1", "--object-path", "/org/widgethost/Host1", "--method", method]
+                + args)
+    }
+
+    func cli(_ arguments: [String]) async throws -> CommandResult {
+        try await runCommand(buildDirectory + "/widget-host", arguments, environment: environment)
+    }
+}
+
+/// Waits for a Process to exit without blocking a thread (Process.waitUntilExit can hang off the main thread).
+func waitForExit(_ process: Process, timeout: Double = 10) async {
+    let deadline = Date().addingTimeInterval(timeout)
+    while process.isRunning && Date() < deadline { try? await Task.sleep(for: .milliseconds(10)) }
+    if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+}
+
+/// A counting semaphore for tasks.
+actor AsyncGate {
+    private var available: Int
+    private var waiters: [CheckedContinuation<Void, Never>] = []
+
+    init(limit: Int) { available = limit }
+
+    func acquire() async {
+        if available > 0 {
+            available -= 1
+            return
+        }
+        await withCheckedContinuation { waiters.append($0) }
+    }
+
+    func release() {
+        if waiters.isEmpty {
+            available += 1
+        } else {
+            waiters.removeFirst().resume()
+        }
+    }
+}
+
+/// Waits asynchronously until `condition` holds or the timeout passes.
+func eventually(timeout: Double = 10, _ condition: () async throws -> Bool) async rethrows -> Bool {
+    let deadline = Date().addingTimeInterval(timeout)
+    while Date() < deadline {
+        if try await condition() { return true }
+        try? await Task.sleep(for: .milliseconds(20))
+    }
+    return try await condition()
+}
+
+/// The apps ListApps reports, by id.
+func listApps(_ connection: Connection) async throws -> [String: [String: DBusValue]] {
+    let reply = try await connection.call(
+        destination: "org.widgethost.Host1", path: "/org/widgethost/Host1", interface: "org.widgethost.Host1.Apps",
+        member: "ListApps")
+    var result: [String: [String: DBusValue]] = [:]
+    for entry in reply.first?.arrayElements ?? [] {
+        guard case .structure(let fields) = entry, let id = fields[0].stringValue else { continue }
+        result[id] = (fields[1].stringKeyedEntries ?? [:]).mapValues(\.unwrapped)
+    }
+    return result
+}
+
+extension Connection {
+    func host(_ member: String, _ args: [DBusValue] = [], interface: String = "org.widgethost.Host1.Apps") async throws
+        -> [DBusValue]
+    {
+        try await call(
+            destination: "org.widgethost.Host1", path: "/org/widgethost/Host1", interface: interface, member: member, args)
+    }
+}
+
+/// Collects signals from a stream in the background.
+final class SignalRecorder: @unchecked Sendable {
+    private let lock = NSLock()
+    private var items: [Message] = []
+    private var task: Task<Void, Never>?
+
+    init(_ stream: AsyncStream<Message>) {
+        task = Task { [weak self] in
+            for await message in stream {
+                guard let self else { return }
+                self.append(message)
+            }
+        }
+    }
+
+    deinit { task?.cancel() }
+
+    private func append(_ message: Message) {
+        lock.lock()
+        defer { lock.unlock() }
+        items.append(message)
+    }
+
+    var messages: [Message] {
+        lock.lock()
+        defer { lock.unlock() }
+        return items
+    }
+
+    /// (member, first string argument) of each signal so far.
+    var events: [String] {
+        messages.map { "\($0.member ?? "?") \($0.arguments().first?.stringValue ?? "")" }
+    }
+}

@@ -1,0 +1,311 @@
+import DBus
+import Foundation
+import Testing
+import WidgetHostService
+
+func example(_ path: String) throws -> String {
+    try String(contentsOf: repositoryRoot.appendingPathComponent("examples/\(path)"), encoding: .utf8)
+}
+
+/// An app on its own connection: registers, publishes a bundle, and (for the
+/// widgethost protocol) serves org.widgethost.App1 from dbus/, recording calls.
+final class AppPeer: @unchecked Sendable {
+    enum Behaviour: Sendable { case answer, hang, fail }
+    let connection: Connection
+    let appID: String
+    private let lock = NSLock()
+    private var received: [(member: String, args: [DBusValue])] = []
+    private var held: [Reply] = []
+
+    init(_ fixture: HostFixture, appID: String, protocol: String = "widgethost", schemes: [String] = [], behaviour: Behaviour = .answer)
+        async throws
+    {
+        connection = try await fixture.connect()
+        self.appID = appID
+        if `protocol` == "widgethost" {
+            let xml = try String(contentsOf: repositoryRoot.appendingPathComponent("dbus/org.widgethost.App1.xml"), encoding: .utf8)
+            var app1 = ExportedInterface(try InterfaceDescription.parse(xml: xml)[0])
+            for member in ["OpenURL", "ContinueUserActivity", "PerformAction"] {
+                app1.method(member, .deferred { [weak self] call, reply in
+                    guard let self else { return }
+                    self.record(member, call.arguments)
+                    switch behaviour {
+                    case .answer: reply.succeed()
+                    case .fail: reply.fail(DBusError(name: "org.example.Error.Broken", message: "the app is broken"))
+                    case .hang: self.hold(reply)
+                    }
+                })
+            }
+            let path = "/" + appID.replacingOccurrences(of: ".", with: "/").replacingOccurrences(of: "-", with: "_")
+            try connection.export([app1], at: path)
+        }
+        _ = try await connection.host(
+            "RegisterApp", [.string(appID), .vardict(["protocol": .string(`protocol`), "schemes": .strings(schemes)])])
+    }
+
+    private func record(_ member: String, _ args: [DBusValue]) {
+        lock.lock()
+        defer { lock.unlock() }
+        received.append((member, args))
+    }
+
+    private func hold(_ reply: Reply) {
+        lock.lock()
+        defer { lock.unlock() }
+        held.append(reply)
+    }
+
+    var calls: [(member: String, args: [DBusValue])] {
+        lock.lock()
+        defer { lock.unlock() }
+        return received
+    }
+
+    func registerWidgets(_ bundle: String) async throws {
+        _ = try await connection.host("RegisterWidgets", [.string(appID), .string(bundle)], interface: "org.widgethost.Host1.Widgets")
+    }
+
+    func setContent(_ widget: String, _ json: String) async throws {
+        _ = try await connection.call(
+            destination: "org.widgethost.Host1", path: widget, interface: "org.widgethost.Host1.Widget", member: "SetContent",
+            [.string(json)])
+    }
+
+    func close() { connection.close() }
+}
+
+extension Connection {
+    func addWidget(_ app: String, _ kind: String, _ family: String, _ configuration: [String: DBusValue] = [:]) async throws -> String {
+        let reply = try await host(
+            "AddWidget", [.string(app), .string(kind), .string(family), .vardict(configuration)],
+            interface: "org.widgethost.Host1.Widgets")
+        return reply.first?.stringValue ?? ""
+    }
+
+    func tap(_ widget: String, _ element: String = "", _ options: [String: DBusValue] = [:], method: String = "Tap") async throws
+        -> (String, [String: DBusValue])
+    {
+        let reply = try await call(
+            destination: "org.widgethost.Host1", path: widget, interface: "org.widgethost.Host1.Widget", member: method,
+            [.string(element), .vardict(options)])
+        return (reply[0].stringValue ?? "", (reply[1].stringKeyedEntries ?? [:]).mapValues(\.unwrapped))
+    }
+}
+
+@Suite("Widgets and taps", .timeLimit(.minutes(2)))
+struct WidgetTests {
+    /// The Tap Me GApplication, installed as a DBusActivatable desktop entry with its service file.
+    func installTapMe(_ fixture: HostFixture) throws -> String {
+        let script = repositoryRoot.appendingPathComponent("Tests/Fixtures/gapp/tapme_gapp.py").path
+        let record = fixture.root.appendingPathComponent("tapme.jsonl").path
+        var entry = try String(
+            contentsOf: repositoryRoot.appendingPathComponent("Tests/Fixtures/gapp/org.example.TapMe.desktop"), encoding: .utf8)
+        entry = entry.replacingOccurrences(of: "Exec=/usr/bin/python3 tapme_gapp.py", with: "Exec=/usr/bin/python3 \(script)")
+        entry += "X-WidgetHost-UserActivityAction=\n"
+        try entry.write(
+            to: fixture.dataDir.appendingPathComponent("applications/org.example.TapMe.desktop"), atomically: true, encoding: .utf8)
+        try fixture.bus.installService(
+            name: "org.example.TapMe",
+            exec: "/usr/bin/env WIDGETHOST_TEST_RECORD=\(record) WIDGETHOST_TEST_LINGER=20 WIDGETHOST_TEST_ACTIONS=refresh /usr/bin/python3 \(script) org.example.TapMe --gapplication-service")
+        return record
+    }
+
+    func records(_ path: String) -> [[String: Any]] {
+        ((try? String(contentsOfFile: path, encoding: .utf8)) ?? "").split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+    }
+
+    @Test("Tap Me through a real GApplication started by D-Bus activation: every colour, the link, the token")
+    func tapMeGApplication() async throws {
+        let fixture = try await HostFixture.make()
+        defer { fixture.stop() }
+        let record = try installTapMe(fixture)
+        try await fixture.startHost()
+        // The bundle comes from the app's registration, which then ends: deliveries go to the desktop entry.
+        let publisher = try await AppPeer(fixture, appID: "org.example.TapMe", protocol: "freedesktop", schemes: ["tap-me-widget"])
+        try await publisher.registerWidgets(try example("tap-me/bundle.json"))
+        let renderer = try await fixture.connect()
+        defer { renderer.close() }
+        var widgets: [String: String] = [:]
+        for colour in ["red", "green", "blue", "yellow"] {
+            let path = try await renderer.addWidget("org.example.TapMe", "TapMeWidget", "systemSmall")
+            try await publisher.setContent(path, try example("tap-me/\(colour).json"))
+            widgets[colour] = path
+        }
+        let linked = try await renderer.addWidget("org.example.TapMe", "TapMeWidget", "systemMedium")
+        try await publisher.setContent(linked, try example("tap-me/show-red-link.json"))
+        publisher.close()
+        let discovered = await eventually { (try? await listApps(renderer)["org.example.TapMe"]?["source"]) == .string("desktop-entry") }
+        #expect(discovered)
+        #expect(try await renderer.nameOwner("org.example.TapMe") == nil, "the app must not be running before the first tap")
+
+        let tapped = SignalRecorder(try await renderer.signals(MatchRule(interface: "org.widgethost.Host1.Widgets", member: "Tapped")))
+        for colour in ["red", "green", "blue", "yellow"] {
+            let (outcome, details) = try await renderer.tap(widgets[colour]!, "label", ["activation_token": .string("token-\(colour)")])
+            #expect(outcome == "open-url")
+            #expect(details["url"] == .string("tap-me-widget://show-\(colour)"))
+            #expect(details["via"] == .string("widget-url"))
+        }
+        let (outcome, details) = try await renderer.tap(linked, "show-red")
+        #expect(outcome == "open-url" && details["via"] == .string("link") && details["url"] == .string("tap-me-widget://show-red"))
+
+        let opens = records(record).filter { $0["call"] as? String == "open" }
+        #expect(opens.map { ($0["uris"] as? [String])?.first ?? "" } == [
+            "tap-me-widget://show-red", "tap-me-widget://show-green", "tap-me-widget://show-blue", "tap-me-widget://show-yellow",
+            "tap-me-widget://show-red",
+        ])
+        let platform = opens.first?["platform_data"] as? [String: String]
+        #expect(platform?["activation-token"] == "'token-red'")
+        #expect(platform?["desktop-startup-id"] == "'token-red'")
+        #expect(platform?["org.widgethost.source"]?.contains("'widget_id': <'\(widgets["red"]!.split(separator: "/").last!)'>") == true)
+        let signalled = await eventually { tapped.messages.count == 5 }
+        #expect(signalled, "Tapped signals: \(tapped.events)")
+    }
+
+    @Test("A widget without URLs continues the user activity in the GApplication (Activate with platform data)")
+    func userActivityGApplication() async throws {
+        let fixture = try await HostFixture.make()
+        defer { fixture.stop() }
+        let record = try installTapMe(fixture)
+        try await fixture.startHost()
+        let publisher = try await AppPeer(fixture, appID: "org.example.TapMe", protocol: "freedesktop")
+        try await publisher.registerWidgets(
+            #"{"widgets":[{"kind":"Hero","families":["systemSmall"],"configuration":{"intent":"SelectHero","parameters":[{"name":"hero","dynamic":true}]}}]}"#)
+        let path = try await publisher.connection.addWidget("org.example.TapMe", "Hero", "systemSmall", ["hero": .string("spouty")])
+        try await publisher.setContent(path, #"{"type":"text","id":"t"}"#)
+        publisher.close()
+        _ = await eventually { (try? await listApps(fixture.connect())["org.example.TapMe"]?["source"]) == .string("desktop-entry") }
+        let renderer = try await fixture.connect()
+        defer { renderer.close() }
+        let (outcome, details) = try await renderer.tap(path, "t")
+        #expect(outcome == "continue-user-activity")
+        #expect(details["activity_type"] == .string("Hero"))
+        let activate = records(record).first { $0["call"] as? String == "activate" }
+        let activity = (activate?["platform_data"] as? [String: String])?["org.widgethost.user-activity"] ?? ""
+        #expect(activity.contains("'activity_type': <'Hero'>"), "\(activity)")
+        #expect(activity.contains("'intent': <'SelectHero'>") && activity.contains("'hero': <'spouty'>"), "\(activity)")
+    }
+
+    @Test("An org.widgethost.App1 app gets OpenURL, ContinueUserActivity and PerformAction with context")
+    func app1Protocol() async throws {
+        let fixture = try await HostFixture.make()
+        defer { fixture.stop() }
+        try await fixture.startHost()
+        let app = try await AppPeer(fixture, appID: "org.example.EmojiRangers", schemes: ["emoji-rangers"])
+        defer { app.close() }
+        try await app.registerWidgets(try example("emoji-rangers/bundle.json"))
+        let renderer = try await fixture.connect()
+        defer { renderer.close() }
+        let board = try await renderer.addWidget("org.example.EmojiRangers", "LeaderboardWidget", "systemMedium")
+        try await app.setContent(board, try example("emoji-rangers/leaderboard.json"))
+        let (outcome, details) = try await renderer.tap(board, "egghead", ["activation_token": .string("t1")])
+        #expect(outcome == "open-url" && details["url"] == .string("emoji-rangers://hero/egghead"))
+        let background = try await renderer.tap(board, "")
+        #expect(background.0 == "continue-user-activity")
+
+        let button = try await renderer.addWidget("org.example.EmojiRangers", "LeaderboardWidget", "systemLarge")
+        try await app.setContent(button, #"{"type":"button","id":"heal","action":"heal","parameter":{"hero":"spouty","amount":5}}"#)
+        let performed = try await renderer.tap(button, "heal", ["activation_token": .string("t2")])
+        #expect(performed.0 == "perform-action" && performed.1["action"] == .string("heal"))
+
+        let calls = app.calls
+        #expect(calls.map(\.member) == ["OpenURL", "ContinueUserActivity", "PerformAction"])
+        #expect(calls[0].args[0] == .string("emoji-rangers://hero/egghead"))
+        let context = calls[0].args[1].stringKeyedEntries?.mapValues(\.unwrapped) ?? [:]
+        #expect(context["activation-token"] == .string("t1") && context["desktop-startup-id"] == .string("t1"))
+        #expect(calls[1].args[0] == .string("LeaderboardWidget"))
+        #expect(calls[2].args[0] == .string("heal"))
+        #expect(calls[2].args[1].unwrapped.stringKeyedEntries?["amount"]?.unwrapped == .int64(5))
+        // A control's action does not raise the app: no activation token.
+        #expect(calls[2].args[2].stringKeyedEntries?["activation-token"] == nil)
+    }
+
+    @Test("Errors: app errors and hangs become ActivationFailed while other apps' taps complete; ownership; unknown elements")
+    func faults() async throws {
+        let fixture = try await HostFixture.make()
+        defer { fixture.stop() }
+        try await fixture.startHost(["--delivery-timeout", "1.5"])
+        let bundle = #"{"widgets":[{"kind":"K","families":["systemSmall"]}]}"#
+        let content = #"{"type":"text","id":"t","widgetURL":"x-app://open"}"#
+        let hung = try await AppPeer(fixture, appID: "org.example.Hung", behaviour: .hang)
+        let broken = try await AppPeer(fixture, appID: "org.example.Broken", behaviour: .fail)
+        let fine = try await AppPeer(fixture, appID: "org.example.Fine")
+        defer { [hung, broken, fine].forEach { $0.close() } }
+        var paths: [String: String] = [:]
+        for app in [hung, broken, fine] {
+            try await app.registerWidgets(bundle)
+            let path = try await app.connection.addWidget(app.appID, "K", "systemSmall")
+            try await app.setContent(path, content)
+            paths[app.appID] = path
+        }
+        let renderer = try await fixture.connect()
+        defer { renderer.close() }
+
+        let started = Date()
+        let hungPath = paths["org.example.Hung"]!
+        async let hungTap: Void = {
+            await expectHostError("ActivationFailed", mentioning: "did not answer") {
+                _ = try await renderer.tap(hungPath)
+            }
+        }()
+        // While the hung delivery waits, another app's taps complete.
+        for _ in 0..<20 { _ = try await renderer.tap(paths["org.example.Fine"]!) }
+        let fineDone = Date().timeIntervalSince(started)
+        await hungTap
+        #expect(fineDone < 1.4, "taps to a responsive app waited \(fineDone) s behind a hung one")
+        #expect(fine.calls.count == 20)
+
+        await expectHostError("ActivationFailed", mentioning: "org.example.Error.Broken") {
+            _ = try await renderer.tap(paths["org.example.Broken"]!)
+        }
+        await expectHostError("UnknownElement", mentioning: "ghost") {
+            _ = try await renderer.tap(paths["org.example.Fine"]!, "ghost")
+        }
+        await expectHostError("AccessDenied", mentioning: "org.example.Fine") {
+            _ = try await renderer.call(
+                destination: "org.widgethost.Host1", path: paths["org.example.Fine"]!, interface: "org.widgethost.Host1.Widget",
+                member: "SetContent", [.string(content)])
+        }
+        await expectHostError("UnsupportedFamily", mentioning: "systemSmall") {
+            _ = try await renderer.addWidget("org.example.Fine", "K", "systemLarge")
+        }
+        await expectHostError("UnknownKind", mentioning: "Nope") {
+            _ = try await renderer.addWidget("org.example.Fine", "Nope", "systemSmall")
+        }
+        await expectHostError("InvalidContent", mentioning: "twice") {
+            try await fine.setContent(paths["org.example.Fine"]!, #"{"type":"v","children":[{"type":"a","id":"x"},{"type":"b","id":"x"}]}"#)
+        }
+        // Resolve delivers nothing.
+        let before = fine.calls.count
+        let resolved = try await renderer.tap(paths["org.example.Fine"]!, method: "Resolve")
+        #expect(resolved.0 == "open-url")
+        #expect(fine.calls.count == before)
+    }
+
+    @Test("LintContent reports every code through busctl")
+    func lint() async throws {
+        let fixture = try await HostFixture.make()
+        defer { fixture.stop() }
+        try await fixture.startHost()
+        let tree = #"{"type":"v","widgetURL":"a://1","children":[{"type":"link","url":"a://2"},{"type":"button","action":"go"},{"type":"t","widgetURL":"a://3"}]}"#
+        let result = try await fixture.busctl([
+            "call", "org.widgethost.Host1", "/org/widgethost/Host1", "org.widgethost.Host1.Widgets", "LintContent", "ss",
+            "accessoryInline", tree,
+        ])
+        #expect(result.succeeded, "\(result.stderr)")
+        for code in ["multiple-widget-urls", "link-ignored-in-family", "control-ignored-in-family", "link-without-id", "control-without-id"] {
+            #expect(result.stdout.contains(code), "\(code) missing in \(result.stdout)")
+        }
+        let dup = try await fixture.busctl([
+            "call", "org.widgethost.Host1", "/org/widgethost/Host1", "org.widgethost.Host1.Widgets", "LintContent", "ss",
+            "systemSmall", #"{"type":"v","children":[{"type":"a","id":"x"},{"type":"b","id":"x"}]}"#,
+        ])
+        #expect(dup.stdout.contains("duplicate-id"), "\(dup.stdout)")
+        let badURL = try await fixture.busctl([
+            "call", "org.widgethost.Host1", "/org/widgethost/Host1", "org.widgethost.Host1.Widgets", "LintContent", "ss",
+            "systemSmall", #"{"type":"t","widgetURL":"nota url"}"#,
+        ])
+        #expect(badURL.stdout.contains("invalid-url"), "\(badURL.stdout)")
+    }
+}

@@ -1,0 +1,22 @@
+# Debian packages WidgetHost builds and tests with. Sourced by scripts/demo,
+# scripts/test and .ci/run, so there is one list.
+#   libdbus-1-dev pkg-config  the binding's systemLibrary (pkg-config dbus-1)
+#   dbus                      dbus-daemon and dbus-run-session: the private test buses
+#   systemd                   busctl, a client the tests drive the host with
+#   libglib2.0-bin            gdbus, the other client
+#   python3 python3-gi        a real GApplication as a host app
+WIDGETHOST_DEBS=(libdbus-1-dev pkg-config dbus systemd libglib2.0-bin python3 python3-gi)
+
+# Installs whichever of the packages are missing (with sudo when not root).
+ensure_packages() {
+    local missing=()
+    for p in "${WIDGETHOST_DEBS[@]}"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+    done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    local sudo=""
+    [ "$(id -u)" -ne 0 ] && sudo="sudo"
+    echo "Installing ${missing[*]} ..." >&2
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+}
