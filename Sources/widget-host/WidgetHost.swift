@@ -78,7 +78,7 @@ func jsonObject(_ value: DBusValue) -> Any {
 }
 
 func printJSON(_ object: Any) throws {
-    let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys])
+    let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
     print(String(decoding: data, as: UTF8.self))
 }
 
@@ -138,7 +138,7 @@ func describeDetails(_ details: [String: DBusValue]) -> String {
         let value = details[key]!.unwrapped
         if case .array(_, let items) = value, items.isEmpty { return nil }
         let text: String
-        if let data = try? JSONSerialization.data(withJSONObject: jsonObject(value), options: [.sortedKeys, .fragmentsAllowed]) {
+        if let data = try? JSONSerialization.data(withJSONObject: jsonObject(value), options: [.sortedKeys, .fragmentsAllowed, .withoutEscapingSlashes]) {
             text = String(decoding: data, as: UTF8.self)
         } else {
             text = "\(value)"

@@ -9,16 +9,27 @@ struct ReadmeTests {
         var command: String
         /// The "# Call failed: …" line after it, when the example shows an error.
         var expectedError: String?
+        /// The output line shown after it (examples in ```text blocks).
+        var expectedOutput: String?
         var description: String { command }
     }
 
     static func examples() throws -> [Example] {
         let text = try String(contentsOf: repositoryRoot.appendingPathComponent("README.md"), encoding: .utf8)
         var examples: [Example] = []
-        var inShell = false
+        var inShell = false, inText = false
         for line in text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) {
             if line.hasPrefix("```") {
                 inShell = line == "```sh"
+                inText = line == "```text"
+                continue
+            }
+            if inText {
+                if line.hasPrefix("gdbus call ") {
+                    examples.append(Example(command: line))
+                } else if !line.isEmpty, let last = examples.last, last.expectedOutput == nil, last.command.hasPrefix("gdbus call ") {
+                    examples[examples.count - 1].expectedOutput = line
+                }
                 continue
             }
             guard inShell else { continue }
@@ -34,7 +45,8 @@ struct ReadmeTests {
     @Test("The README has gdbus and busctl examples")
     func thereAreExamples() throws {
         let examples = try Self.examples()
-        #expect(examples.count >= 6)
+        #expect(examples.count >= 8)
+        #expect(examples.contains { $0.expectedOutput != nil })
         #expect(examples.contains { $0.command.hasPrefix("gdbus call") })
         #expect(examples.contains { $0.command.hasPrefix("busctl --user call") })
     }
@@ -44,6 +56,18 @@ struct ReadmeTests {
         let fixture = try await HostFixture.make()
         defer { fixture.stop() }
         try await fixture.startHost()
+        if example.command.contains("/widgets/w1") {
+            // The README places these widgets with the Tap Me example app.
+            let app = try await AppPeer(fixture, appID: "org.example.TapMe", schemes: ["tap-me-widget"])
+            defer { app.close() }
+            try await app.registerWidgets(try exampleFile("tap-me/bundle.json"))
+            let widget = try await app.connection.addWidget("org.example.TapMe", "TapMeWidget", "systemSmall")
+            try await app.setContent(widget, try exampleFile("tap-me/red.json"))
+            let result = try await runCommand("/bin/bash", ["-c", example.command], environment: fixture.environment)
+            #expect(result.succeeded, "stderr: \(result.stderr)")
+            #expect(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == example.expectedOutput)
+            return
+        }
         let result = try await runCommand("/bin/bash", ["-c", example.command], environment: fixture.environment)
         if let expected = example.expectedError {
             #expect(!result.succeeded)

@@ -3,7 +3,7 @@ import Foundation
 import Testing
 import WidgetHostService
 
-func example(_ path: String) throws -> String {
+func exampleFile(_ path: String) throws -> String {
     try String(contentsOf: repositoryRoot.appendingPathComponent("examples/\(path)"), encoding: .utf8)
 }
 
@@ -124,17 +124,17 @@ struct WidgetTests {
         try await fixture.startHost()
         // The bundle comes from the app's registration, which then ends: deliveries go to the desktop entry.
         let publisher = try await AppPeer(fixture, appID: "org.example.TapMe", protocol: "freedesktop", schemes: ["tap-me-widget"])
-        try await publisher.registerWidgets(try example("tap-me/bundle.json"))
+        try await publisher.registerWidgets(try exampleFile("tap-me/bundle.json"))
         let renderer = try await fixture.connect()
         defer { renderer.close() }
         var widgets: [String: String] = [:]
         for colour in ["red", "green", "blue", "yellow"] {
             let path = try await renderer.addWidget("org.example.TapMe", "TapMeWidget", "systemSmall")
-            try await publisher.setContent(path, try example("tap-me/\(colour).json"))
+            try await publisher.setContent(path, try exampleFile("tap-me/\(colour).json"))
             widgets[colour] = path
         }
         let linked = try await renderer.addWidget("org.example.TapMe", "TapMeWidget", "systemMedium")
-        try await publisher.setContent(linked, try example("tap-me/show-red-link.json"))
+        try await publisher.setContent(linked, try exampleFile("tap-me/show-red-link.json"))
         publisher.close()
         let discovered = await eventually { (try? await listApps(renderer)["org.example.TapMe"]?["source"]) == .string("desktop-entry") }
         #expect(discovered)
@@ -194,11 +194,11 @@ struct WidgetTests {
         try await fixture.startHost()
         let app = try await AppPeer(fixture, appID: "org.example.EmojiRangers", schemes: ["emoji-rangers"])
         defer { app.close() }
-        try await app.registerWidgets(try example("emoji-rangers/bundle.json"))
+        try await app.registerWidgets(try exampleFile("emoji-rangers/bundle.json"))
         let renderer = try await fixture.connect()
         defer { renderer.close() }
         let board = try await renderer.addWidget("org.example.EmojiRangers", "LeaderboardWidget", "systemMedium")
-        try await app.setContent(board, try example("emoji-rangers/leaderboard.json"))
+        try await app.setContent(board, try exampleFile("emoji-rangers/leaderboard.json"))
         let (outcome, details) = try await renderer.tap(board, "egghead", ["activation_token": .string("t1")])
         #expect(outcome == "open-url" && details["url"] == .string("emoji-rangers://hero/egghead"))
         let background = try await renderer.tap(board, "")

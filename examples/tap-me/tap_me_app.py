@@ -1,0 +1,83 @@
+#!/usr/bin/python3
+"""Tap Me: a GLib GApplication that puts four colour widgets on WidgetHost.
+
+It registers with the host on its own D-Bus connection (protocol
+'freedesktop', so taps arrive through org.freedesktop.Application, which
+GApplication implements), publishes its widget bundle, places one small
+widget per colour plus a medium one with a "Show Red View" link, gives each
+its view tree from this folder, and then prints every URL it is asked to open.
+
+    /usr/bin/python3 examples/tap-me/tap_me_app.py
+
+Tap a widget with `widget-host tap w1` (or gdbus, see the README) and watch
+this program print the URL. It quits after 60 seconds.
+"""
+import os
+import sys
+
+import gi
+
+gi.require_version("Gio", "2.0")
+from gi.repository import Gio, GLib  # noqa: E402
+
+APP_ID = "org.example.TapMe"
+HERE = os.path.dirname(os.path.abspath(__file__))
+HOST, ROOT = "org.widgethost.Host1", "/org/widgethost/Host1"
+
+
+def read(name):
+    with open(os.path.join(HERE, name), encoding="utf-8") as f:
+        return f.read()
+
+
+class TapMe(Gio.Application):
+    def __init__(self):
+        super().__init__(application_id=APP_ID, flags=Gio.ApplicationFlags.HANDLES_OPEN)
+        self.widgets = []
+
+    def host(self, interface, method, signature, args, path=ROOT):
+        bus = self.get_dbus_connection()
+        reply = bus.call_sync(HOST, path, "org.widgethost.Host1." + interface, method,
+                              GLib.Variant(signature, args), None, Gio.DBusCallFlags.NONE, 10000, None)
+        return reply.unpack()
+
+    def do_startup(self):
+        Gio.Application.do_startup(self)
+        self.hold()  # stay up: taps may come at any time
+        self.host("Apps", "RegisterApp", "(sa{sv})", (APP_ID, {
+            "protocol": GLib.Variant("s", "freedesktop"),
+            "schemes": GLib.Variant("as", ["tap-me-widget"]),
+        }))
+        self.host("Widgets", "RegisterWidgets", "(ss)", (APP_ID, read("bundle.json")))
+        for colour in ["red", "green", "blue", "yellow"]:
+            self.place("systemSmall", read(colour + ".json"), colour)
+        self.place("systemMedium", read("show-red-link.json"), "link")
+        print("Tap Me is ready.", flush=True)
+        GLib.timeout_add_seconds(60, self.idle_quit)
+
+    def place(self, family, content, label):
+        (path,) = self.host("Widgets", "AddWidget", "(sssa{sv})", (APP_ID, "TapMeWidget", family, {}))
+        self.host("Widget", "SetContent", "(s)", (content,), path=path)
+        self.widgets.append(path)
+        print(f"placed {path.rsplit('/', 1)[-1]} ({label}, {family})", flush=True)
+
+    def do_activate(self):
+        pass
+
+    def do_open(self, files, n_files, hint):
+        for f in files:
+            print(f"Tap Me opened {f.get_uri()}", flush=True)
+
+    def do_before_emit(self, platform_data):
+        Gio.Application.do_before_emit(self, platform_data)
+        token = platform_data.lookup_value("activation-token", None)
+        if token is not None:
+            print(f"  (activation token {token.get_string()})", flush=True)
+
+    def idle_quit(self):
+        self.release()
+        return False
+
+
+if __name__ == "__main__":
+    sys.exit(TapMe().run([sys.argv[0]]))
