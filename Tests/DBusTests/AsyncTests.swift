@@ -1,0 +1,219 @@
+import DBus
+import Dispatch
+import Foundation
+import Testing
+
+/// An object whose methods answer late, never, or wrongly.
+final class SlowObject: Sendable {
+    static let xml = """
+        <node>
+          <interface name="\(testInterface)">
+            <method name="Hang"><arg type="s" direction="out"/></method>
+            <method name="SlowDeferred"><arg type="u" direction="in"/><arg type="s" direction="out"/></method>
+            <method name="SlowAsync"><arg type="u" direction="in"/><arg type="s" direction="out"/></method>
+            <method name="Fast"><arg type="i" direction="in"/><arg type="i" direction="out"/></method>
+            <method name="Drop"><arg type="s" direction="out"/></method>
+            <method name="Twice"><arg type="s" direction="out"/></method>
+            <method name="WrongOut"><arg type="s" direction="out"/></method>
+            <method name="Throws"><arg type="s" direction="in"/></method>
+            <method name="AsyncThrows"/>
+          </interface>
+        </node>
+        """
+    struct Refusal: DBusErrorConvertible {
+        var dbusError: DBusError { DBusError(name: "org.widgethost.Test.Error.Refused", message: "refused on purpose") }
+    }
+    struct PlainError: Error {}
+
+    /// Replies to Hang, kept alive so no answer is sent.
+    let held = Box<[Reply]>([])
+    let hangs = Counter()
+    let started = Counter()
+
+    init(on connection: Connection) throws {
+        var exported = ExportedInterface(try interface(Self.xml))
+        let (held, hangs, started) = (self.held, self.hangs, self.started)
+        exported.method(
+            "Hang",
+            .deferred { _, reply in
+                held.update { $0.append(reply) }
+                hangs.increment()
+            })
+        exported.method(
+            "SlowDeferred",
+            .deferred { call, reply in
+                started.increment()
+                let ms = Int(call.arguments.first?.integerValue ?? 0)
+                DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(ms)) { reply.succeed([.string("deferred")]) }
+            })
+        exported.method(
+            "SlowAsync",
+            .async { call in
+                started.increment()
+                try await Task.sleep(for: .milliseconds(Int(call.arguments.first?.integerValue ?? 0)))
+                return [.string("async")]
+            })
+        exported.method("Fast", .immediate { call in call.arguments })
+        exported.method("Drop", .deferred { _, _ in })
+        exported.method(
+            "Twice",
+            .deferred { _, reply in
+                reply.succeed([.string("first")])
+                reply.succeed([.string("second")])
+                reply.fail(DBusError.failed("third"))
+            })
+        exported.method("WrongOut", .immediate { _ in [.int32(1)] })
+        exported.method(
+            "Throws",
+            .immediate { call in
+                if call.arguments.first == .string("named") { throw Refusal() }
+                throw PlainError()
+            })
+        exported.method("AsyncThrows", .async { _ in throw DBusError(name: "org.widgethost.Test.Error.Async", message: "from a task") })
+        try connection.export([exported], at: testPath)
+    }
+}
+
+extension Connection {
+    /// Calls a method of the test interface on `destination`.
+    func test(_ destination: String, _ member: String, _ args: [DBusValue] = [], timeout: Duration? = nil) async throws -> [DBusValue] {
+        try await call(destination: destination, path: testPath, interface: testInterface, member: member, args, timeout: timeout)
+    }
+}
+
+@Suite("Asynchronous behaviour")
+struct AsyncTests {
+    @Test("a call times out with NoReply after about its timeout")
+    func timeout() async throws {
+        try await withBus { fixture in
+            let server = try await fixture.connect("server")
+            let client = try await fixture.connect("client")
+            let object = try SlowObject(on: server)
+            let destination = try #require(server.uniqueName)
+
+            let start = ContinuousClock.now
+            let error = await expectDBusError(DBusError.noReplyName) {
+                _ = try await client.test(destination, "Hang", timeout: .milliseconds(300))
+            }
+            let elapsed = ContinuousClock.now - start
+            #expect(error != nil)
+            #expect(elapsed >= .milliseconds(280), "timed out after \(elapsed)")
+            #expect(elapsed < .milliseconds(1500), "timed out after \(elapsed)")
+            #expect(object.hangs.count == 1)
+            // The late answer goes nowhere; the connection carries on.
+            object.held.set([])
+            #expect(try await client.test(destination, "Fast", [.int32(3)]) == [.int32(3)])
+            #expect(client.isConnected)
+        }
+    }
+
+    @Test("zero, negative and huge timeouts neither crash nor hang")
+    func oddTimeouts() async throws {
+        try await withBus { fixture in
+            let server = try await fixture.connect("server")
+            let client = try await fixture.connect("client")
+            let object = try SlowObject(on: server)
+            let destination = try #require(server.uniqueName)
+            for timeout: Duration in [.zero, .milliseconds(-5), .seconds(-10), .nanoseconds(1)] {
+                let start = ContinuousClock.now
+                await expectDBusError(DBusError.noReplyName) { _ = try await client.test(destination, "Hang", timeout: timeout) }
+                #expect(ContinuousClock.now - start < .seconds(1), "timeout \(timeout)")
+            }
+            // A timeout beyond what libdbus can express waits like an infinite one; the call still answers.
+            for huge: Duration in [.seconds(10_000_000), .seconds(Int64.max)] {
+                #expect(try await client.test(destination, "Fast", [.int32(2)], timeout: huge) == [.int32(2)])
+            }
+            await expectDBusError(DBusError.noReplyName) { _ = try await client.test(destination, "Hang", timeout: .seconds(Int64.min)) }
+            object.held.set([])
+        }
+    }
+
+    @Test("cancelling the task of an in-flight call throws CancellationError at once")
+    func cancellation() async throws {
+        try await withBus { fixture in
+            let server = try await fixture.connect("server")
+            let client = try await fixture.connect("client")
+            let object = try SlowObject(on: server)
+            let destination = try #require(server.uniqueName)
+
+            let task = Task { try await client.test(destination, "Hang") }
+            try await eventually(5, "the call to arrive") { object.hangs.count == 1 }
+            let start = ContinuousClock.now
+            task.cancel()
+            let result = await task.result
+            let elapsed = ContinuousClock.now - start
+            #expect(elapsed < .milliseconds(500), "cancellation took \(elapsed)")
+            #expect(throws: CancellationError.self) { try result.get() }
+
+            // Answering the cancelled call afterwards does no harm.
+            object.held.set([])
+            // A task cancelled before it calls never sends anything.
+            let early = Task {
+                withUnsafeCurrentTask { $0?.cancel() }
+                return try await client.test(destination, "Hang")
+            }
+            await #expect(throws: CancellationError.self) { try await early.value }
+            // Many cancelled calls in a row leave the connection healthy.
+            for _ in 0..<20 {
+                let t = Task { try await client.test(destination, "Hang") }
+                try await Task.sleep(for: .milliseconds(2))
+                t.cancel()
+                _ = await t.result
+            }
+            #expect(try await client.test(destination, "Fast", [.int32(9)]) == [.int32(9)])
+            try await Task.sleep(for: .milliseconds(50))
+            #expect(object.hangs.count <= 21)
+            #expect(client.isConnected)
+        }
+    }
+
+    @Test(".deferred and .async handlers answer later while fast calls on the same connection complete")
+    func slowDoesNotBlockFast() async throws {
+        try await withBus { fixture in
+            let server = try await fixture.connect("server")
+            let client = try await fixture.connect("client")
+            let object = try SlowObject(on: server)
+            let destination = try #require(server.uniqueName)
+
+            let start = ContinuousClock.now
+            let deferred = Task { (try await client.test(destination, "SlowDeferred", [.uint32(1000)]), ContinuousClock.now - start) }
+            let async = Task { (try await client.test(destination, "SlowAsync", [.uint32(1000)]), ContinuousClock.now - start) }
+            try await eventually(5, "both slow calls to start") { object.started.count == 2 }
+
+            for i in 0..<100 {
+                #expect(try await client.test(destination, "Fast", [.int32(Int32(i))]) == [.int32(Int32(i))])
+            }
+            let fastDone = ContinuousClock.now - start
+            #expect(fastDone < .milliseconds(900), "100 fast calls took until \(fastDone)")
+
+            let (deferredReply, deferredAt) = try await deferred.value
+            let (asyncReply, asyncAt) = try await async.value
+            #expect(deferredReply == [.string("deferred")])
+            #expect(asyncReply == [.string("async")])
+            #expect(deferredAt >= .milliseconds(990) && deferredAt > fastDone)
+            #expect(asyncAt >= .milliseconds(990) && asyncAt > fastDone)
+            #expect(deferredAt < .seconds(3) && asyncAt < .seconds(3))
+        }
+    }
+
+    @Test("a dropped Reply, a wrong out-signature and thrown errors all answer the caller")
+    func handlerFailures() async throws {
+        try await withBus { fixture in
+            let server = try await fixture.connect("server")
+            let client = try await fixture.connect("client")
+            _ = try SlowObject(on: server)
+            let destination = try #require(server.uniqueName)
+
+            let dropped = await expectDBusError(DBusError.failedName) { _ = try await client.test(destination, "Drop", timeout: .seconds(5)) }
+            #expect(dropped?.message.contains("dropped without an answer") == true, "\(String(describing: dropped))")
+            let wrong = await expectDBusError(DBusError.failedName) { _ = try await client.test(destination, "WrongOut") }
+            #expect(wrong?.message.contains("'i' instead of 's'") == true, "\(String(describing: wrong))")
+            await expectDBusError("org.widgethost.Test.Error.Refused") { _ = try await client.test(destination, "Throws", [.string("named")]) }
+            await expectDBusError(DBusError.failedName) { _ = try await client.test(destination, "Throws", [.string("plain")]) }
+            await expectDBusError("org.widgethost.Test.Error.Async") { _ = try await client.test(destination, "AsyncThrows") }
+            // Only the first answer counts.
+            #expect(try await client.test(destination, "Twice") == [.string("first")])
+            #expect(try await client.test(destination, "Fast", [.int32(1)]) == [.int32(1)])
+        }
+    }
+}

@@ -1,0 +1,462 @@
+import DBus
+import Dispatch
+import Foundation
+import PrivateBus
+import Synchronization
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// MARK: - Running external commands
+
+/// What a finished command printed and how it exited.
+struct CommandResult: Sendable, CustomStringConvertible {
+    var status: Int32
+    var stdout: String
+    var stderr: String
+    var timedOut: Bool
+    var succeeded: Bool { status == 0 && !timedOut }
+    var description: String { "status \(status)\(timedOut ? " (timed out)" : "")\nstdout: \(stdout)\nstderr: \(stderr)" }
+}
+
+/// Collects the three things a finished process produces (exit status,
+/// stdout, stderr) and resumes the waiter once all three are in.
+private final class CommandCompletion: @unchecked Sendable {
+    private let lock = NSLock()
+    private var status: Int32?
+    private var out: Data?
+    private var err: Data?
+    private var timedOut = false
+    private var continuation: CheckedContinuation<CommandResult, Never>?
+
+    func set(continuation: CheckedContinuation<CommandResult, Never>) { update { $0.continuation = continuation } }
+    func set(status: Int32) { update { $0.status = status } }
+    func set(out: Data) { update { $0.out = out } }
+    func set(err: Data) { update { $0.err = err } }
+    func markTimedOut() { update { $0.timedOut = true } }
+
+    private func update(_ body: (CommandCompletion) -> Void) {
+        lock.lock()
+        body(self)
+        var ready: (CheckedContinuation<CommandResult, Never>, CommandResult)?
+        if let continuation, let status, let out, let err {
+            ready = (
+                continuation,
+                CommandResult(
+                    status: status, stdout: String(decoding: out, as: UTF8.self), stderr: String(decoding: err, as: UTF8.self),
+                    timedOut: timedOut)
+            )
+            self.continuation = nil
+        }
+        lock.unlock()
+        if let (continuation, result) = ready { continuation.resume(returning: result) }
+    }
+}
+
+/// Runs `executable` (looked up on PATH) with a timeout. Both pipes are read
+/// to their end on their own threads while the process runs, so a chatty
+/// child cannot fill a pipe and stall; the exit status arrives through
+/// `terminationHandler`, never `waitUntilExit()`.
+func runCommand(_ executable: String, _ arguments: [String], timeout: Double = 20) async throws -> CommandResult {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: PrivateBus.which(executable) ?? executable)
+    process.arguments = arguments
+    var environment = ProcessInfo.processInfo.environment
+    // Never let a child reach the machine's buses by accident.
+    environment["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=/nonexistent/widgethost-tests"
+    environment["DBUS_SYSTEM_BUS_ADDRESS"] = "unix:path=/nonexistent/widgethost-tests"
+    environment["SYSTEMD_PAGER"] = ""
+    environment["SYSTEMD_COLORS"] = "0"
+    environment["LC_ALL"] = "C.UTF-8"
+    process.environment = environment
+    let outPipe = Pipe()
+    let errPipe = Pipe()
+    process.standardOutput = outPipe
+    process.standardError = errPipe
+    process.standardInput = FileHandle.nullDevice
+    let completion = CommandCompletion()
+    process.terminationHandler = { completion.set(status: $0.terminationStatus) }
+    return try await withCheckedThrowingContinuation { (outer: CheckedContinuation<CommandResult, any Error>) in
+        do {
+            try process.run()
+        } catch {
+            outer.resume(throwing: error)
+            return
+        }
+        // The parent's copies of the write ends must go, or the readers never see EOF.
+        try? outPipe.fileHandleForWriting.close()
+        try? errPipe.fileHandleForWriting.close()
+        let outHandle = outPipe.fileHandleForReading
+        let errHandle = errPipe.fileHandleForReading
+        Thread.detachNewThread { completion.set(out: outHandle.readDataToEndOfFile()) }
+        Thread.detachNewThread { completion.set(err: errHandle.readDataToEndOfFile()) }
+        DispatchQueue.global().asyncAfter(deadline: .now() + timeout) {
+            if process.isRunning {
+                completion.markTimedOut()
+                process.terminate()
+                kill(process.processIdentifier, SIGKILL)
+            }
+        }
+        Task {
+            let result = await withCheckedContinuation { completion.set(continuation: $0) }
+            outer.resume(returning: result)
+        }
+    }
+}
+
+// MARK: - Keeping measurements clean
+
+/// Tests run in parallel. The two tests that measure the whole process (RSS
+/// and CPU time) must not share it with other tests, so every test passes
+/// through this gate: ordinary tests hold it shared, measuring tests hold it
+/// alone. Waiting exclusive holders block new shared ones.
+actor TestGate {
+    static let shared = TestGate()
+
+    private var readers = 0
+    private var writer = false
+    private var waitingWriters: [CheckedContinuation<Void, Never>] = []
+    private var waitingReaders: [CheckedContinuation<Void, Never>] = []
+
+    func acquire(exclusive: Bool) async {
+        if exclusive {
+            if !writer && readers == 0 {
+                writer = true
+                return
+            }
+            await withCheckedContinuation { waitingWriters.append($0) }
+        } else {
+            if !writer && waitingWriters.isEmpty {
+                readers += 1
+                return
+            }
+            await withCheckedContinuation { waitingReaders.append($0) }
+        }
+    }
+
+    func release(exclusive: Bool) {
+        if exclusive { writer = false } else { readers -= 1 }
+        guard !writer, readers == 0 || waitingWriters.isEmpty else { return }
+        if readers == 0, !waitingWriters.isEmpty {
+            writer = true
+            waitingWriters.removeFirst().resume()
+        } else if waitingWriters.isEmpty {
+            let wake = waitingReaders
+            waitingReaders.removeAll()
+            readers += wake.count
+            for continuation in wake { continuation.resume() }
+        }
+    }
+}
+
+// MARK: - A private bus per test
+
+/// Runs blocking work (starting or stopping a dbus-daemon) off the cooperative pool.
+///
+/// The thread unblocks every signal first: pool and dispatch threads block
+/// SIGTERM, a child inherits its parent thread's mask, and a dbus-daemon
+/// started with SIGTERM blocked ignores `PrivateBus.stop()` until it falls
+/// back to SIGKILL five seconds later.
+func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread.detachNewThread {
+            var none = sigset_t()
+            sigemptyset(&none)
+            pthread_sigmask(SIG_SETMASK, &none, nil)
+            continuation.resume(with: Result { try body() })
+        }
+    }
+}
+
+/// One private dbus-daemon and the binding connections a test opened on it.
+final class BusFixture: Sendable {
+    let bus: PrivateBus
+    var address: String { bus.address }
+    private let connections = Mutex<[Connection]>([])
+
+    init(bus: PrivateBus) { self.bus = bus }
+
+    /// A new, registered binding connection to this test's bus.
+    func connect(_ label: String = "test") async throws -> Connection {
+        let connection = try await Connection.connect(.address(bus.address), label: label)
+        connections.withLock { $0.append(connection) }
+        return connection
+    }
+
+    /// Stops the daemon (waits for it to exit). Safe to call twice.
+    func stopBus() async {
+        let bus = self.bus
+        _ = try? await offPool { bus.stop() }
+    }
+
+    func closeAll() {
+        for connection in connections.withLock({ $0 }) { connection.close() }
+    }
+}
+
+/// Starts a private bus, runs `body`, then closes every connection and stops the bus.
+func withBus<T: Sendable>(exclusive: Bool = false, _ body: (BusFixture) async throws -> T) async throws -> T {
+    await TestGate.shared.acquire(exclusive: exclusive)
+    let fixture: BusFixture
+    do {
+        fixture = BusFixture(bus: try await offPool { try PrivateBus() })
+    } catch {
+        await TestGate.shared.release(exclusive: exclusive)
+        throw error
+    }
+    do {
+        let result = try await body(fixture)
+        fixture.closeAll()
+        await fixture.stopBus()
+        await TestGate.shared.release(exclusive: exclusive)
+        return result
+    } catch {
+        fixture.closeAll()
+        await fixture.stopBus()
+        await TestGate.shared.release(exclusive: exclusive)
+        throw error
+    }
+}
+
+/// For tests without a bus (the XML parser): still passes the gate.
+func gated<T: Sendable>(_ body: () async throws -> T) async throws -> T {
+    await TestGate.shared.acquire(exclusive: false)
+    do {
+        let result = try await body()
+        await TestGate.shared.release(exclusive: false)
+        return result
+    } catch {
+        await TestGate.shared.release(exclusive: false)
+        throw error
+    }
+}
+
+// MARK: - Small concurrency helpers
+
+struct TimedOut: Error, CustomStringConvertible {
+    var what: String
+    var description: String { "timed out waiting for \(what)" }
+}
+
+/// Runs `body`, throwing `TimedOut` when it takes longer than `seconds`.
+func withTimeout<T: Sendable>(_ seconds: Double, _ what: String = "an operation", _ body: @escaping @Sendable () async throws -> T)
+    async throws -> T
+{
+    try await withThrowingTaskGroup(of: T.self) { group in
+        group.addTask { try await body() }
+        group.addTask {
+            try await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
+            throw TimedOut(what: what)
+        }
+        defer { group.cancelAll() }
+        return try await group.next()!
+    }
+}
+
+/// Polls `condition` every 10 ms until it holds or `seconds` pass.
+func eventually(_ seconds: Double = 5, _ what: String, _ condition: @Sendable () -> Bool) async throws {
+    let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+    while !condition() {
+        guard ContinuousClock.now < deadline else { throw TimedOut(what: what) }
+        try await Task.sleep(for: .milliseconds(10))
+    }
+}
+
+/// Polls an async `condition` every 10 ms until it holds or `seconds` pass.
+func eventuallyAsync(_ seconds: Double = 5, _ what: String, _ condition: () async throws -> Bool) async throws {
+    let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+    while try await !condition() {
+        guard ContinuousClock.now < deadline else { throw TimedOut(what: what) }
+        try await Task.sleep(for: .milliseconds(10))
+    }
+}
+
+/// A thread-safe counter.
+final class Counter: Sendable {
+    private let value = Atomic<Int>(0)
+    @discardableResult func increment() -> Int { value.add(1, ordering: .relaxed).newValue }
+    var count: Int { value.load(ordering: .relaxed) }
+}
+
+/// A thread-safe box.
+final class Box<T: Sendable>: Sendable {
+    private let value: Mutex<T>
+    init(_ initial: T) { value = Mutex(initial) }
+    func get() -> T { value.withLock { $0 } }
+    func set(_ newValue: T) { value.withLock { $0 = newValue } }
+    func update<R>(_ body: (inout T) -> R) -> R { value.withLock { body(&$0) } }
+}
+
+/// Consumes a stream in the background and keeps everything it yields.
+final class Recorder<Element: Sendable>: Sendable {
+    private let items = Box<[Element]>([])
+    private let task: Task<Void, Never>
+
+    init(_ stream: AsyncStream<Element>) {
+        let items = self.items
+        task = Task {
+            for await item in stream { items.update { $0.append(item) } }
+        }
+    }
+
+    var received: [Element] { items.get() }
+
+    /// Waits until at least `count` items arrived; returns them all.
+    @discardableResult
+    func wait(count: Int, seconds: Double = 5) async throws -> [Element] {
+        try await eventually(seconds, "\(count) items (have \(items.get().count))") { items.get().count >= count }
+        return items.get()
+    }
+
+    /// Waits until an item satisfies `predicate`; returns everything received so far.
+    @discardableResult
+    func wait(seconds: Double = 5, until predicate: @escaping @Sendable (Element) -> Bool) async throws -> [Element] {
+        try await eventually(seconds, "a matching item") { items.get().contains(where: predicate) }
+        return items.get()
+    }
+
+    /// Stops consuming (which ends the stream and its subscription).
+    func cancel() { task.cancel() }
+
+    /// True once the stream has ended.
+    func finished() async -> Bool {
+        await withTaskGroup(of: Bool.self) { group in
+            group.addTask { [task] in
+                await task.value
+                return true
+            }
+            group.addTask {
+                try? await Task.sleep(for: .seconds(5))
+                return false
+            }
+            defer { group.cancelAll() }
+            return await group.next()!
+        }
+    }
+}
+
+// MARK: - D-Bus helpers
+
+/// Runs `body`, which must throw a `DBusError` named `name`; returns it.
+@discardableResult
+func expectDBusError(
+    _ name: String, sourceLocation: SourceLocation = #_sourceLocation, _ body: () async throws -> Void
+) async -> DBusError? {
+    do {
+        try await body()
+        Issue.record("expected \(name), but the operation succeeded", sourceLocation: sourceLocation)
+        return nil
+    } catch let error as DBusError {
+        #expect(error.name == name, "expected \(name), got \(error)", sourceLocation: sourceLocation)
+        return error
+    } catch {
+        Issue.record("expected \(name), got \(type(of: error)): \(error)", sourceLocation: sourceLocation)
+        return nil
+    }
+}
+
+/// Parses one introspection XML string into interface descriptions.
+func interfaces(_ xml: String) throws -> [InterfaceDescription] {
+    try InterfaceDescription.parse(xml: xml)
+}
+
+/// A single interface parsed from a `<node>` document.
+func interface(_ xml: String) throws -> InterfaceDescription {
+    let parsed = try InterfaceDescription.parse(xml: xml)
+    guard parsed.count == 1 else { throw DBusEncodingError("expected one interface, got \(parsed.count)") }
+    return parsed[0]
+}
+
+/// Equality that compares doubles by bit pattern (so NaN equals the same NaN
+/// and -0.0 differs from 0.0) and everything else structurally.
+func bitwiseEqual(_ a: DBusValue, _ b: DBusValue) -> Bool {
+    switch (a, b) {
+    case (.double(let x), .double(let y)): return x.bitPattern == y.bitPattern
+    case (.array(let e1, let i1), .array(let e2, let i2)):
+        return e1 == e2 && i1.count == i2.count && zip(i1, i2).allSatisfy(bitwiseEqual)
+    case (.dictionary(let k1, let v1, let d1), .dictionary(let k2, let v2, let d2)):
+        return k1 == k2 && v1 == v2 && d1.count == d2.count
+            && zip(d1, d2).allSatisfy { bitwiseEqual($0.key, $1.key) && bitwiseEqual($0.value, $1.value) }
+    case (.structure(let f1), .structure(let f2)):
+        return f1.count == f2.count && zip(f1, f2).allSatisfy(bitwiseEqual)
+    case (.variant(let x), .variant(let y)): return bitwiseEqual(x, y)
+    default: return a == b
+    }
+}
+
+/// Every unix fd inside a value.
+func fileDescriptors(in value: DBusValue) -> [Int32] {
+    switch value {
+    case .unixFD(let fd): return [fd]
+    case .array(_, let items), .structure(let items): return items.flatMap(fileDescriptors)
+    case .dictionary(_, _, let entries): return entries.flatMap { fileDescriptors(in: $0.key) + fileDescriptors(in: $0.value) }
+    case .variant(let inner): return fileDescriptors(in: inner)
+    default: return []
+    }
+}
+
+// MARK: - Process measurements
+
+/// Resident set size in bytes (/proc/self/statm, second field, in pages).
+func residentBytes() -> Int {
+    guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
+    let fields = text.split(separator: " ")
+    guard fields.count > 1, let pages = Int(fields[1]) else { return 0 }
+    return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+}
+
+/// User plus system CPU time this process has used, in microseconds.
+func processCPUMicroseconds() -> Int64 {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    return Int64(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1_000_000 + Int64(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec)
+}
+
+// MARK: - Naming
+
+let testInterface = "org.widgethost.Test.Echo"
+let testPath = "/org/widgethost/Test/Echo"
+
+// MARK: - The echo object
+
+/// An exported echo object: `Echo(v) → v`, `EchoString(s) → s`,
+/// `EchoAll(ybnqiuxtdsogh) → ybnqiuxtdsogh` and one `Typed<n>(T) → T` per
+/// requested complete type. Every handler returns its arguments unchanged,
+/// then closes the descriptors it was handed (the reply holds duplicates).
+struct EchoObject {
+    let typedMethods: [String: String]  // signature → method name
+    let calls = Counter()
+
+    static let basics = "ybnqiuxtdsogh"
+
+    init(on connection: Connection, path: String = testPath, typedSignatures: [String] = []) throws {
+        var typed: [String: String] = [:]
+        var methods = """
+                <method name="Echo"><arg name="value" type="v" direction="in"/><arg name="value" type="v" direction="out"/></method>
+                <method name="EchoString"><arg type="s" direction="in"/><arg type="s" direction="out"/></method>
+                <method name="EchoAll">\n
+            """
+        for c in Self.basics {
+            methods += "      <arg type=\"\(c)\" direction=\"in\"/><arg type=\"\(c)\" direction=\"out\"/>\n"
+        }
+        methods += "    </method>\n"
+        for (index, signature) in Set(typedSignatures).sorted().enumerated() {
+            let name = "Typed\(index)"
+            typed[signature] = name
+            methods += "    <method name=\"\(name)\"><arg type=\"\(signature)\" direction=\"in\"/><arg type=\"\(signature)\" direction=\"out\"/></method>\n"
+        }
+        let description = try interface("<node><interface name=\"\(testInterface)\">\n\(methods)</interface></node>")
+        var exported = ExportedInterface(description)
+        let calls = self.calls
+        let echo = MethodHandler.deferred { call, reply in
+            calls.increment()
+            reply.succeed(call.arguments)
+            for fd in call.arguments.flatMap(fileDescriptors(in:)) { close(fd) }
+        }
+        for method in description.methods { exported.method(method.name, echo) }
+        try connection.export([exported], at: path)
+        typedMethods = typed
+    }
+}
