@@ -92,6 +92,8 @@ let package = Package(
             dependencies: [
                 "DBus",
                 "PrivateBus",
+                // Built with the benchmark, which runs it as its own process.
+                "widget-hostd",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ],

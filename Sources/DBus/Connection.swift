@@ -216,7 +216,24 @@ public final class Connection: Sendable {
     /// Queues a message for sending; returns at once.
     public func send(_ message: Message) throws {
         guard isConnected else { throw DBusError.disconnected() }
-        guard dbus_connection_send(raw, message.raw, nil) != 0 else { throw DBusError.noMemory }
+        onQueue {
+            _ = dbus_connection_send(self.raw, message.raw, nil)
+            self.loop.noteActivity()
+        }
+    }
+
+    /// Runs `body` on the connection's queue: at once when already there.
+    ///
+    /// Every libdbus call that touches the socket happens on the queue. When
+    /// another thread holds a connection's I/O path (as a send does while it
+    /// writes), libdbus's watch handler gives up after a millisecond and reads
+    /// nothing; keeping all I/O on one thread means that never happens.
+    func onQueue(_ body: @escaping @Sendable () -> Void) {
+        if DispatchQueue.getSpecific(key: loop.queueKey) == ObjectIdentifier(loop) {
+            body()
+        } else {
+            loop.queue.async(execute: body)
+        }
     }
 
     /// Emits a signal.
@@ -254,6 +271,11 @@ public final class Connection: Sendable {
         _ continuation: CheckedContinuation<Message, any Error>
     ) {
         guard call.setContinuation(continuation) else { return }  // already cancelled
+        onQueue { self.send(call, message, timeout: timeout) }
+    }
+
+    /// Sends a call's message; runs on the queue.
+    private func send(_ call: PendingCall, _ message: Message, timeout: Duration?) {
         let registered = state.withLock { state -> Bool in
             guard !state.disconnected else { return false }
             state.calls[ObjectIdentifier(call)] = call
@@ -271,6 +293,7 @@ public final class Connection: Sendable {
         var pending: OpaquePointer?
         // libdbus aborts the process on a negative timeout (other than -1, "default").
         let ms = timeout.map { Int32(clamping: max(0, $0.milliseconds)) } ?? cdbus_timeout_default()
+        loop.noteActivity()
         guard dbus_connection_send_with_reply(raw, message.raw, &pending, ms) != 0 else {
             call.finish(.failure(DBusError.noMemory), cancelPending: false)
             return
@@ -447,8 +470,11 @@ extension Duration {
 
 // MARK: - Executor
 
-/// A serial executor that runs jobs on a DispatchQueue.
-public final class QueueExecutor: SerialExecutor, @unchecked Sendable {
+/// A serial executor that runs jobs on a DispatchQueue. It is also a task
+/// executor: code run under `withTaskExecutorPreference(connection.executor)`
+/// makes its calls and takes their replies on the connection's own thread of
+/// control, with no hop between threads on either side.
+public final class QueueExecutor: SerialExecutor, TaskExecutor, @unchecked Sendable {
     let queue: DispatchQueue
 
     init(queue: DispatchQueue) { self.queue = queue }

@@ -42,12 +42,20 @@ final class MainLoop: @unchecked Sendable {
     private let drainScheduled = Atomic<Bool>(false)
     /// Set once the connection is closed; no libdbus call is made after it.
     let closed = Atomic<Bool>(false)
+    /// The readable watch, for the watchdog below. Guarded by `lock`.
+    private var readBox: WatchBox?
+    private let watchdogRunning = Atomic<Bool>(false)
+    private let lastActivity = Atomic<UInt64>(0)
     /// Called on `queue` for each message libdbus dispatches to the filter.
     var onMessage: (@Sendable (Message) -> Bool)?
+
+    /// Marks `queue`, so code can tell it runs there.
+    let queueKey = DispatchSpecificKey<ObjectIdentifier>()
 
     init(raw: OpaquePointer, queue: DispatchQueue) {
         self.raw = raw
         self.queue = queue
+        queue.setSpecific(key: queueKey, value: ObjectIdentifier(self))
     }
 
     /// Installs the callbacks. libdbus holds one reference to `self` for each
@@ -82,6 +90,7 @@ final class MainLoop: @unchecked Sendable {
             guard fd >= 0 else { return }
             let flags = dbus_watch_get_flags(watch)
             if flags & UInt32(DBUS_WATCH_READABLE.rawValue) != 0 {
+                readBox = box
                 let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
                 source.setEventHandler { [self] in self.handle(box, UInt32(DBUS_WATCH_READABLE.rawValue)) }
                 box.sources.append(source)
@@ -103,13 +112,14 @@ final class MainLoop: @unchecked Sendable {
         }
     }
 
-    private func handle(_ box: WatchBox, _ condition: UInt32) {
+    func handle(_ box: WatchBox, _ condition: UInt32) {
         guard !closed.load(ordering: .acquiring) else { return }
         let watch: OpaquePointer? = lock.withLock { _ in box.sources.isEmpty ? nil : box.watch }
         guard let watch else { return }
         let fd = dbus_watch_get_unix_fd(watch)
         dbus_watch_handle(watch, condition)
         drain()
+        noteActivity()
         // libdbus skips the read when another thread holds the connection's
         // I/O path for more than a millisecond (a send in progress), and
         // returns as if it had read. Look again so no wake-up is lost.
@@ -119,6 +129,44 @@ final class MainLoop: @unchecked Sendable {
                 queue.async { [self] in handle(box, condition) }
             }
         }
+    }
+
+    // MARK: Watchdog
+
+    // A read source can miss readiness when libdbus reads less than is there
+    // or another thread held the I/O path; then nothing wakes the queue until
+    // more data arrives. While the connection is busy (and for a second
+    // after), a 10 ms tick looks at the socket and reads what is waiting. An
+    // idle connection runs no tick at all.
+
+    /// Records traffic and starts the watchdog if it is not running.
+    func noteActivity() {
+        lastActivity.store(DirectLibdbus.monotonicNanoseconds(), ordering: .relaxed)
+        if !watchdogRunning.exchange(true, ordering: .acquiringAndReleasing) { scheduleTick() }
+    }
+
+    private func scheduleTick() {
+        queue.asyncAfter(deadline: .now() + .milliseconds(10)) { [self] in tick() }
+    }
+
+    private func tick() {
+        guard !closed.load(ordering: .acquiring) else { return }
+        let box: WatchBox? = lock.withLock { _ in readBox.flatMap { $0.sources.isEmpty ? nil : $0 } }
+        if let box, let watch = lock.withLock({ _ in box.watch }) {
+            var pfd = pollfd(fd: dbus_watch_get_unix_fd(watch), events: Int16(POLLIN), revents: 0)
+            if poll(&pfd, 1, 0) > 0, pfd.revents & Int16(POLLIN) != 0 {
+                handle(box, UInt32(DBUS_WATCH_READABLE.rawValue))
+            }
+        }
+        let idleFor = DirectLibdbus.monotonicNanoseconds() &- lastActivity.load(ordering: .relaxed)
+        if idleFor < 1_000_000_000 {
+            scheduleTick()
+            return
+        }
+        watchdogRunning.store(false, ordering: .releasing)
+        // Traffic noted between the check and the store restarts it.
+        let again = DirectLibdbus.monotonicNanoseconds() &- lastActivity.load(ordering: .relaxed) < 1_000_000_000
+        if again, !watchdogRunning.exchange(true, ordering: .acquiringAndReleasing) { scheduleTick() }
     }
 
     // MARK: Timeouts

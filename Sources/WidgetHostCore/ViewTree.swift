@@ -194,7 +194,7 @@ public struct ViewTree: Sendable, Equatable {
     }
 
     /// Checks that `url` is an absolute URL (a scheme, ':' and more).
-    static func checkURL(_ url: String, what: String, limits: ViewTreeLimits) throws(HostError) {
+    public static func checkURL(_ url: String, what: String, limits: ViewTreeLimits) throws(HostError) {
         guard url.utf8.count <= limits.maxURLLength else {
             throw .limitExceeded("\(what) is \(url.utf8.count) bytes; URLs may be at most \(limits.maxURLLength) bytes")
         }

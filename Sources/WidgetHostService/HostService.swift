@@ -81,6 +81,7 @@ public actor HostService {
         exported.method("RegisterApp", isolatedImmediate { service, call in try service.registerApp(call) })
         exported.method("UnregisterApp", isolatedImmediate { service, call in try service.unregisterApp(call) })
         exported.method("ListApps", isolatedImmediate { service, _ in [service.listApps()] })
+        exported.method("OpenURL", isolatedDeferred { service, call, reply in service.openURL(call, reply) })
         exported.method(
             "Reload",
             .deferred { [weak self] _, reply in
@@ -138,6 +139,50 @@ public actor HostService {
                 }
                 return .structure([.string(app.id), .vardict(details)])
             })
+    }
+
+    /// Routes a bare URL by its scheme (CONTRACT §2) and delivers it as a link would be.
+    func openURL(_ call: MethodCall, _ reply: Reply) {
+        do {
+            let url = call.arguments[0].stringValue ?? ""
+            try ViewTree.checkURL(url, what: "url", limits: ViewTreeLimits())
+            guard let scheme = URLParts.scheme(of: url) else { throw HostError.invalidArgument("url must be absolute") }
+            var token: String?
+            for (key, value) in OptionValue.dictionary(call.arguments[1]) {
+                guard key == "activation_token", case .string(let s) = value else {
+                    throw HostError.invalidArgument("OpenURL takes one option, activation_token (s); '\(key)' is not it")
+                }
+                token = s
+            }
+            let xdg = configuration.xdg
+            Task {
+                // mimeapps.list is read off the connection's queue.
+                let defaults = await withCheckedContinuation { continuation in
+                    DispatchQueue.global(qos: .userInitiated).async {
+                        continuation.resume(returning: MimeApps.defaultHandlers(forScheme: scheme, dirs: xdg))
+                    }
+                }
+                guard let app = registry.route(scheme: scheme, mimeDefaults: defaults) else {
+                    return reply.fail(
+                        HostError.unknownApp(
+                            "no known app handles the scheme '\(scheme)'; an app declares it with RegisterApp's 'schemes' or MimeType=x-scheme-handler/\(scheme); in its desktop entry"))
+                }
+                let delivery = Delivery(
+                    appID: app.id, options: app.options, registeredBy: app.registeredBy,
+                    outcome: .openURL(url: url, via: "open-url"), activationToken: token, source: ["via": .string("open-url")])
+                do {
+                    try await delivery.perform(on: connection, timeout: configuration.deliveryTimeout)
+                    logger.info("URL opened", metadata: ["app": "\(app.id)", "scheme": "\(scheme)"])
+                    reply.succeed([.string(app.id)])
+                } catch {
+                    reply.fail(error)
+                }
+            }
+        } catch let error as HostError {
+            reply.fail(error.name == .invalidContent ? HostError.invalidArgument(error.message) : error)
+        } catch {
+            reply.fail(error)
+        }
     }
 
     func connectionClosed(_ owner: String) {

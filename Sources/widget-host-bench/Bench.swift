@@ -17,7 +17,7 @@ struct Bench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "widget-host-bench",
         abstract: "Measures WidgetHost against a direct libdbus floor on a private bus.",
-        subcommands: [BindingBench.self])
+        subcommands: [BindingBench.self, TapsBench.self])
 }
 
 struct Stats {
@@ -40,6 +40,23 @@ func onThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async thr
         thread.stackSize = 1 << 20
         thread.start()
     }
+}
+
+/// The floor: a direct libdbus echo round trip (p50/p99) and pipelined calls/s, both ends plain libdbus.
+func measureFloor(_ bus: PrivateBus, payload: String, count: Int, total: Int, window: Int) async throws -> (Stats, Double) {
+    let server = try DirectLibdbus.EchoServer(address: bus.address)
+    Thread { server.run() }.start()
+    defer { server.stop() }
+    let direct = try DirectLibdbus.Client(address: bus.address)
+    let destination = server.uniqueName
+    let latency: Stats = try await onThread {
+        var stats = Stats()
+        for _ in 0..<min(2000, count) { _ = try direct.roundTrip(to: destination, payload: payload) }
+        for _ in 0..<count { stats.record(try direct.roundTrip(to: destination, payload: payload)) }
+        return stats
+    }
+    let rate = try await onThread { direct.pipelined(to: destination, payload: payload, total: total, window: window) }
+    return (latency, rate)
 }
 
 let echoXML = """
@@ -67,19 +84,7 @@ struct BindingBench: AsyncParsableCommand {
         say("cores: \(ProcessInfo.processInfo.activeProcessorCount)")
 
         // Floor: direct libdbus both ends.
-        let directServer = try DirectLibdbus.EchoServer(address: bus.address)
-        let serverThread = Thread { directServer.run() }
-        serverThread.start()
-        let direct = try DirectLibdbus.Client(address: bus.address)
-        let destination = directServer.uniqueName
-        let floor: Stats = try await onThread {
-            var stats = Stats()
-            for _ in 0..<2000 { _ = try direct.roundTrip(to: destination, payload: text) }
-            for _ in 0..<count { stats.record(try direct.roundTrip(to: destination, payload: text)) }
-            return stats
-        }
-        let floorRate = try await onThread { direct.pipelined(to: destination, payload: text, total: total, window: window) }
-        directServer.stop()
+        let (floor, floorRate) = try await measureFloor(bus, payload: text, count: count, total: total, window: window)
 
         // The binding both ends.
         let server = try await Connection.connect(.address(bus.address), label: "bench-server")
@@ -91,13 +96,17 @@ struct BindingBench: AsyncParsableCommand {
         let message: @Sendable () throws -> Message = { try Message.methodCall(
             destination: serverName, path: DirectLibdbus.echoPath, interface: DirectLibdbus.echoInterface,
             member: "Echo", arguments: [.string(text)]) }
-        for _ in 0..<2000 { _ = try await client.call(message()) }
-        var binding = Stats()
-        for _ in 0..<count {
-            let m = try message()
-            let start = DirectLibdbus.monotonicNanoseconds()
-            _ = try await client.call(m)
-            binding.record(DirectLibdbus.monotonicNanoseconds() - start)
+        // The caller runs on the connection's executor, as the host's actor does.
+        let binding: Stats = try await withTaskExecutorPreference(client.executor) {
+            for _ in 0..<2000 { _ = try await client.call(message()) }
+            var stats = Stats()
+            for _ in 0..<count {
+                let m = try message()
+                let start = DirectLibdbus.monotonicNanoseconds()
+                _ = try await client.call(m)
+                stats.record(DirectLibdbus.monotonicNanoseconds() - start)
+            }
+            return stats
         }
         let started = DirectLibdbus.monotonicNanoseconds()
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -129,4 +138,138 @@ struct BindingBench: AsyncParsableCommand {
 func say(_ line: String) {
     print(line)
     fflush(nil)
+}
+
+/// Where the package's executables are: next to this one.
+let binDirectory = URL(fileURLWithPath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0])
+    .deletingLastPathComponent().path
+
+func residentKiB(_ pid: Int32) -> Int {
+    let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
+    let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
+    return Int(line.split(separator: " ").dropFirst().first ?? "0") ?? 0
+}
+
+let app1XML = """
+    <node><interface name="org.widgethost.App1">
+      <method name="OpenURL"><arg name="url" type="s" direction="in"/><arg name="context" type="a{sv}" direction="in"/></method>
+      <method name="ContinueUserActivity"><arg name="activity_type" type="s" direction="in"/><arg name="user_info" type="a{sv}" direction="in"/><arg name="context" type="a{sv}" direction="in"/></method>
+      <method name="PerformAction"><arg name="action" type="s" direction="in"/><arg name="parameter" type="v" direction="in"/><arg name="context" type="a{sv}" direction="in"/></method>
+    </interface></node>
+    """
+
+struct TapsBench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "taps",
+        abstract: "Tap → app handler → reply through widget-hostd (its own process) vs a direct libdbus echo round trip.")
+
+    @Option(help: "Taps measured for latency.") var count = 5_000
+    @Option(help: "Taps in the pipelined run.") var pipelined = 50_000
+    @Option(help: "Taps in flight in the pipelined run.") var window = 64
+    @Option(help: "Placed-widget counts to measure at.") var scales: [Int] = [100, 10_000, 100_000]
+
+    func run() async throws {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let count = self.count, total = self.pipelined, window = self.window
+        say("widget-host-bench taps — private bus, widget-hostd as its own process, an org.widgethost.App1 app")
+        say("cores: \(ProcessInfo.processInfo.activeProcessorCount)")
+
+        // Floor: direct libdbus echo.
+        let (floor, floorRate) = try await measureFloor(bus, payload: "x", count: count, total: total, window: window)
+
+        // The host as its own process.
+        let host = Process()
+        host.executableURL = URL(fileURLWithPath: binDirectory + "/widget-hostd")
+        host.arguments = ["--address", bus.address, "--log-level", "warning"]
+        host.environment = bus.environment()
+        try host.run()
+        defer { host.terminate() }
+        let client = try await Connection.connect(.address(bus.address), label: "bench-renderer")
+        var owner: String?
+        for _ in 0..<500 where owner == nil {
+            owner = try await client.nameOwner("org.widgethost.Host1")
+            if owner == nil { try await Task.sleep(for: .milliseconds(10)) }
+        }
+        guard owner != nil else { throw PrivateBusError("widget-hostd did not start (looked in \(binDirectory))") }
+
+        // The app: answers every delivery at once.
+        let app = try await Connection.connect(.address(bus.address), label: "bench-app")
+        var app1 = ExportedInterface(try InterfaceDescription.parse(xml: app1XML)[0])
+        for member in ["OpenURL", "ContinueUserActivity", "PerformAction"] { app1.method(member, .immediate { _ in [] }) }
+        try app.export([app1], at: "/org/example/Bench")
+        let host1 = "org.widgethost.Host1", root = "/org/widgethost/Host1"
+        _ = try await app.call(destination: host1, path: root, interface: "org.widgethost.Host1.Apps", member: "RegisterApp",
+                               [.string("org.example.Bench"), .vardict(["schemes": .strings(["bench"])])])
+        _ = try await app.call(destination: host1, path: root, interface: "org.widgethost.Host1.Widgets", member: "RegisterWidgets",
+                               [.string("org.example.Bench"), .string(#"{"widgets":[{"kind":"K","families":["systemSmall"]}]}"#)])
+        @Sendable func add() async throws -> String {
+            try await client.call(destination: host1, path: root, interface: "org.widgethost.Host1.Widgets", member: "AddWidget",
+                                  [.string("org.example.Bench"), .string("K"), .string("systemSmall"), .vardict([:])]).first?.stringValue ?? ""
+        }
+        let widget = try await add()
+        _ = try await app.call(destination: host1, path: widget, interface: "org.widgethost.Host1.Widget", member: "SetContent",
+                               [.string(#"{"type":"text","id":"t","widgetURL":"bench://open"}"#)])
+        let tap: @Sendable () throws -> Message = {
+            try Message.methodCall(destination: host1, path: widget, interface: "org.widgethost.Host1.Widget", member: "Tap",
+                                   arguments: [.string("t"), .vardict([:])])
+        }
+        func latency(_ n: Int) async throws -> Stats {
+            var stats = Stats()
+            for _ in 0..<min(500, n) { _ = try await client.call(tap()) }
+            for _ in 0..<n {
+                let m = try tap()
+                let start = DirectLibdbus.monotonicNanoseconds()
+                _ = try await client.call(m)
+                stats.record(DirectLibdbus.monotonicNanoseconds() - start)
+            }
+            return stats
+        }
+        let taps = try await latency(count)
+        let started = DirectLibdbus.monotonicNanoseconds()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for lane in 0..<window {
+                let share = total / window + (lane < total % window ? 1 : 0)
+                group.addTask { for _ in 0..<share { _ = try await client.call(tap()) } }
+            }
+            try await group.waitForAll()
+        }
+        let tapRate = Double(total) / (Double(DirectLibdbus.monotonicNanoseconds() - started) / 1e9)
+
+        say("")
+        row("direct libdbus round trip p50 / p99", us(floor.p50) + " / " + us(floor.p99))
+        row("tap → app → reply p50 / p99", us(taps.p50) + " / " + us(taps.p99))
+        row("direct libdbus pipelined", String(format: "%8.0f calls/s", floorRate))
+        row("taps pipelined (\(window) in flight)", String(format: "%8.0f taps/s", tapRate))
+        row("ratio tap p50 / floor p50 (target ≤ 2.5)", String(format: "%8.3f", taps.p50 / floor.p50))
+        row("ratio taps/s / floor calls/s (target ≥ 0.35)", String(format: "%8.3f", tapRate / floorRate))
+
+        say("")
+        var placed = 1
+        var baseline: Double?
+        for scale in scales.sorted() {
+            while placed < scale {
+                let batch = min(scale - placed, 2_000)
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for lane in 0..<32 {
+                        let share = batch / 32 + (lane < batch % 32 ? 1 : 0)
+                        group.addTask { for _ in 0..<share { _ = try await add() } }
+                    }
+                    try await group.waitForAll()
+                }
+                placed += batch
+            }
+            let stats = try await latency(min(count, 2_000))
+            let rss = residentKiB(host.processIdentifier)
+            if baseline == nil { baseline = stats.p50 }
+            row("\(scale) widgets: tap p50 / p99, host RSS",
+                us(stats.p50) + " / " + us(stats.p99) + String(format: "  %7.1f MiB", Double(rss) / 1024))
+        }
+        if let baseline, scales.count > 1 {
+            let last = try await latency(min(count, 2_000))
+            row("ratio tap p50 at \(scales.max()!) / at \(scales.min()!) (target ≤ 1.10)", String(format: "%8.3f", last.p50 / baseline))
+        }
+        client.close()
+        app.close()
+    }
 }

@@ -46,10 +46,10 @@ struct DispatchErrorTests {
 
             // busctl sends exactly the signature it is given.
             for (signature, args) in [("s", ["hello"]), ("is", ["1", "hello"]), ("sis", ["a", "1", "b"]), ("", [String]()), ("su", ["a", "1"])] {
-                let result = try await runCommand(
-                    "busctl", ["--address=\(address)", "call", destination, testPath, testInterface, "Takes", signature] + args)
+                let result = try await busctl(address, ["call", destination, testPath, testInterface, "Takes", signature] + args)
                 #expect(!result.succeeded, "busctl Takes \(signature) succeeded: \(result)")
-                // busctl prints the error's message, which names the expected and the received signature.
+                #expect(receivedErrorName(result) == DBusError.invalidArgsName, "busctl Takes \(signature): \(result)")
+                // The message names the expected and the received signature.
                 #expect(
                     result.stderr.contains("takes arguments of type 'si', but the call carried '\(signature)'"),
                     "busctl Takes \(signature): \(result)")
@@ -134,11 +134,16 @@ struct DispatchErrorTests {
                 #expect(!result.succeeded)
                 #expect(result.stderr.contains(name), "gdbus \(path) \(method): \(result)")
             }
-            // busctl prints only the message, which names what was missing.
-            let busctl = try await runCommand(
-                "busctl", ["--address=\(address)", "call", destination, "/no/such/object", testInterface, "Nothing"])
-            #expect(!busctl.succeeded)
-            #expect(busctl.stderr.contains("No object at /no/such/object"), "\(busctl)")
+            // And through busctl.
+            for (path, interface, member, name) in [
+                ("/no/such/object", testInterface, "Nothing", DBusError.unknownObjectName),
+                (testPath, "org.widgethost.Test.Nope", "Nothing", DBusError.unknownInterfaceName),
+                (testPath, testInterface, "Missing", DBusError.unknownMethodName),
+            ] {
+                let result = try await busctl(address, ["call", destination, path, interface, member])
+                #expect(!result.succeeded)
+                #expect(receivedErrorName(result) == name, "busctl \(path) \(interface).\(member): \(result)")
+            }
             // Peer is answered by libdbus for every path.
             let ping = try await runCommand(
                 "busctl", ["--address=\(address)", "call", destination, "/anything", "org.freedesktop.DBus.Peer", "Ping"])

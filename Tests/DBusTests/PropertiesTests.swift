@@ -48,7 +48,8 @@ final class PropsObject: Sendable {
         exported.property(
             "Mode",
             PropertyHandler(get: { .string(mode.get()) }, set: { value in sets.increment(); mode.set(value.stringValue ?? "?") }))
-        exported.property("Serial", PropertyHandler(get: { .uint32(7) }))
+        // A setter on a read-only property must never be called.
+        exported.property("Serial", PropertyHandler(get: { .uint32(7) }, set: { _ in sets.increment() }))
         exported.property(
             "Quiet", PropertyHandler(get: { .bool(quiet.get()) }, set: { value in sets.increment(); quiet.set(value.boolValue ?? false) }))
         exported.property(
@@ -87,8 +88,9 @@ struct PropertiesTests {
             #expect(setMode.succeeded, "\(setMode)")
             #expect(object.mode.get() == "slow")
 
-            let readOnly = try await runCommand("busctl", busctl + ["set-property", destination, Self.path, propsInterface, "Name", "s", "renamed"])
+            let readOnly = try await DBusTests.busctl(fixture.address, ["set-property", destination, Self.path, propsInterface, "Name", "s", "renamed"])
             #expect(!readOnly.succeeded)
+            #expect(receivedErrorName(readOnly) == DBusError.propertyReadOnlyName, "\(readOnly)")
             #expect(readOnly.stderr.contains("read-only"), "\(readOnly)")
             #expect(object.name.get() == "widget")
 
@@ -96,8 +98,9 @@ struct PropertiesTests {
             #expect(!wrongType.succeeded)
             #expect(wrongType.stderr.contains("has type 'i'"), "\(wrongType)")
 
-            let unknown = try await get("Nope")
+            let unknown = try await DBusTests.busctl(fixture.address, ["get-property", destination, Self.path, propsInterface, "Nope"])
             #expect(!unknown.succeeded)
+            #expect(receivedErrorName(unknown) == DBusError.unknownPropertyName, "\(unknown)")
             #expect(unknown.stderr.contains("has no property 'Nope'"), "\(unknown)")
 
             // The setter's own error comes back with its name (gdbus prints names).
@@ -177,6 +180,8 @@ struct PropertiesTests {
             }
             #expect(object.name.get() == "widget")
             #expect(object.level.get() == 9)
+            // Level twice (9, then 1000 refused by the setter) and Secret; never Serial, Name or a mistyped value.
+            #expect(object.sets.count == 3)
         }
     }
 

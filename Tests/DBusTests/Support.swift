@@ -59,7 +59,9 @@ private final class CommandCompletion: @unchecked Sendable {
 /// to their end on their own threads while the process runs, so a chatty
 /// child cannot fill a pipe and stall; the exit status arrives through
 /// `terminationHandler`, never `waitUntilExit()`.
-func runCommand(_ executable: String, _ arguments: [String], timeout: Double = 20) async throws -> CommandResult {
+func runCommand(
+    _ executable: String, _ arguments: [String], environment extra: [String: String] = [:], timeout: Double = 20
+) async throws -> CommandResult {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: PrivateBus.which(executable) ?? executable)
     process.arguments = arguments
@@ -70,6 +72,7 @@ func runCommand(_ executable: String, _ arguments: [String], timeout: Double = 2
     environment["SYSTEMD_PAGER"] = ""
     environment["SYSTEMD_COLORS"] = "0"
     environment["LC_ALL"] = "C.UTF-8"
+    environment.merge(extra) { $1 }
     process.environment = environment
     let outPipe = Pipe()
     let errPipe = Pipe()
@@ -106,49 +109,20 @@ func runCommand(_ executable: String, _ arguments: [String], timeout: Double = 2
     }
 }
 
-// MARK: - Keeping measurements clean
+/// Runs busctl on `address` with sd-bus debug logging, which prints every
+/// message it receives: the only place busctl shows an error's name (its
+/// "Call failed:" line shows just the message).
+func busctl(_ address: String, _ arguments: [String]) async throws -> CommandResult {
+    try await runCommand("busctl", ["--address=\(address)"] + arguments, environment: ["SYSTEMD_LOG_LEVEL": "debug"])
+}
 
-/// Tests run in parallel. The two tests that measure the whole process (RSS
-/// and CPU time) must not share it with other tests, so every test passes
-/// through this gate: ordinary tests hold it shared, measuring tests hold it
-/// alone. Waiting exclusive holders block new shared ones.
-actor TestGate {
-    static let shared = TestGate()
-
-    private var readers = 0
-    private var writer = false
-    private var waitingWriters: [CheckedContinuation<Void, Never>] = []
-    private var waitingReaders: [CheckedContinuation<Void, Never>] = []
-
-    func acquire(exclusive: Bool) async {
-        if exclusive {
-            if !writer && readers == 0 {
-                writer = true
-                return
-            }
-            await withCheckedContinuation { waitingWriters.append($0) }
-        } else {
-            if !writer && waitingWriters.isEmpty {
-                readers += 1
-                return
-            }
-            await withCheckedContinuation { waitingReaders.append($0) }
-        }
+/// The name of the error busctl received, from its debug log.
+func receivedErrorName(_ result: CommandResult) -> String? {
+    for line in result.stderr.split(separator: "\n") where line.hasPrefix("Got message type=error ") {
+        guard let range = line.range(of: " error-name=") else { continue }
+        return String(line[range.upperBound...].prefix { $0 != " " })
     }
-
-    func release(exclusive: Bool) {
-        if exclusive { writer = false } else { readers -= 1 }
-        guard !writer, readers == 0 || waitingWriters.isEmpty else { return }
-        if readers == 0, !waitingWriters.isEmpty {
-            writer = true
-            waitingWriters.removeFirst().resume()
-        } else if waitingWriters.isEmpty {
-            let wake = waitingReaders
-            waitingReaders.removeAll()
-            readers += wake.count
-            for continuation in wake { continuation.resume() }
-        }
-    }
+    return nil
 }
 
 // MARK: - A private bus per test
@@ -197,38 +171,16 @@ final class BusFixture: Sendable {
 }
 
 /// Starts a private bus, runs `body`, then closes every connection and stops the bus.
-func withBus<T: Sendable>(exclusive: Bool = false, _ body: (BusFixture) async throws -> T) async throws -> T {
-    await TestGate.shared.acquire(exclusive: exclusive)
-    let fixture: BusFixture
-    do {
-        fixture = BusFixture(bus: try await offPool { try PrivateBus() })
-    } catch {
-        await TestGate.shared.release(exclusive: exclusive)
-        throw error
-    }
+func withBus<T: Sendable>(_ body: (BusFixture) async throws -> T) async throws -> T {
+    let fixture = BusFixture(bus: try await offPool { try PrivateBus() })
     do {
         let result = try await body(fixture)
         fixture.closeAll()
         await fixture.stopBus()
-        await TestGate.shared.release(exclusive: exclusive)
         return result
     } catch {
         fixture.closeAll()
         await fixture.stopBus()
-        await TestGate.shared.release(exclusive: exclusive)
-        throw error
-    }
-}
-
-/// For tests without a bus (the XML parser): still passes the gate.
-func gated<T: Sendable>(_ body: () async throws -> T) async throws -> T {
-    await TestGate.shared.acquire(exclusive: false)
-    do {
-        let result = try await body()
-        await TestGate.shared.release(exclusive: false)
-        return result
-    } catch {
-        await TestGate.shared.release(exclusive: false)
         throw error
     }
 }
@@ -240,18 +192,39 @@ struct TimedOut: Error, CustomStringConvertible {
     var description: String { "timed out waiting for \(what)" }
 }
 
+/// Resumes a continuation once; later attempts are ignored.
+private final class ResumeOnce<T: Sendable>: Sendable {
+    private let continuation: Mutex<CheckedContinuation<T, any Error>?>
+    init(_ continuation: CheckedContinuation<T, any Error>) { self.continuation = Mutex(continuation) }
+    @discardableResult func resume(_ result: Result<T, any Error>) -> Bool {
+        guard let continuation = continuation.withLock({ c -> CheckedContinuation<T, any Error>? in defer { c = nil }; return c }) else {
+            return false
+        }
+        continuation.resume(with: result)
+        return true
+    }
+}
+
 /// Runs `body`, throwing `TimedOut` when it takes longer than `seconds`.
+/// Unlike a task group, this does not wait for a body that ignores
+/// cancellation (awaiting a task's value, say): a broken binding makes the
+/// test fail, never hang.
 func withTimeout<T: Sendable>(_ seconds: Double, _ what: String = "an operation", _ body: @escaping @Sendable () async throws -> T)
     async throws -> T
 {
-    try await withThrowingTaskGroup(of: T.self) { group in
-        group.addTask { try await body() }
-        group.addTask {
-            try await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
-            throw TimedOut(what: what)
+    try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+        let once = ResumeOnce(continuation)
+        let work = Task { once.resume(await Result(catching: body)) }
+        Task {
+            try? await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
+            if once.resume(.failure(TimedOut(what: what))) { work.cancel() }
         }
-        defer { group.cancelAll() }
-        return try await group.next()!
+    }
+}
+
+extension Result where Failure == any Error {
+    init(catching body: () async throws -> Success) async {
+        do { self = .success(try await body()) } catch { self = .failure(error) }
     }
 }
 
@@ -292,12 +265,14 @@ final class Box<T: Sendable>: Sendable {
 /// Consumes a stream in the background and keeps everything it yields.
 final class Recorder<Element: Sendable>: Sendable {
     private let items = Box<[Element]>([])
+    private let ended = Box(false)
     private let task: Task<Void, Never>
 
     init(_ stream: AsyncStream<Element>) {
-        let items = self.items
+        let (items, ended) = (self.items, self.ended)
         task = Task {
             for await item in stream { items.update { $0.append(item) } }
+            ended.set(true)
         }
     }
 
@@ -320,20 +295,9 @@ final class Recorder<Element: Sendable>: Sendable {
     /// Stops consuming (which ends the stream and its subscription).
     func cancel() { task.cancel() }
 
-    /// True once the stream has ended.
-    func finished() async -> Bool {
-        await withTaskGroup(of: Bool.self) { group in
-            group.addTask { [task] in
-                await task.value
-                return true
-            }
-            group.addTask {
-                try? await Task.sleep(for: .seconds(5))
-                return false
-            }
-            defer { group.cancelAll() }
-            return await group.next()!
-        }
+    /// True once the stream has ended (waits up to `seconds` for it).
+    func finished(seconds: Double = 5) async -> Bool {
+        (try? await eventually(seconds, "the stream to end") { ended.get() }) != nil
     }
 }
 

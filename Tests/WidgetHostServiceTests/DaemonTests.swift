@@ -47,6 +47,30 @@ struct DaemonTests {
         #expect(compared.stdout.contains("equal") && compared.succeeded, "\(compared.stdout)\(compared.stderr)", sourceLocation: sourceLocation)
     }
 
+    @Test("An idle widget-hostd uses almost no CPU (disabled watches cost nothing, timers do not spin)")
+    func idleCost() async throws {
+        let fixture = try await HostFixture.make()
+        defer { fixture.stop() }
+        try await fixture.startHost()
+        let pid = try #require(fixture.hostProcess?.processIdentifier)
+        // Some work first, so every part of the loop has run.
+        let app = try await AppPeer(fixture, appID: "org.example.Idle")
+        try await app.registerWidgets(#"{"widgets":[{"kind":"K","families":["systemSmall"]}]}"#)
+        _ = try await app.connection.addWidget("org.example.Idle", "K", "systemSmall")
+        try await Task.sleep(for: .milliseconds(300))
+        func ticks() throws -> Int {
+            // utime + stime, fields 14 and 15 of /proc/PID/stat, in clock ticks (1/100 s).
+            let stat = try String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)
+            let fields = stat[stat.index(after: stat.lastIndex(of: ")")!)...].split(separator: " ")
+            return Int(fields[11])! + Int(fields[12])!
+        }
+        let before = try ticks()
+        try await Task.sleep(for: .seconds(3))
+        let used = try ticks() - before
+        #expect(used <= 3, "widget-hostd used \(used * 10) ms of CPU in 3 s of idling")
+        app.close()
+    }
+
     @Test("The standard interfaces answer busctl: Peer.Ping, GetManagedObjects, unknown objects")
     func standardInterfaces() async throws {
         let fixture = try await HostFixture.make()
