@@ -92,6 +92,7 @@ let package = Package(
             dependencies: [
                 "DBus",
                 "PrivateBus",
+                "WidgetHostService",
                 // Built with the benchmark, which runs it as its own process.
                 "widget-hostd",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

@@ -17,8 +17,9 @@ struct Delivery: Sendable {
     func message() throws -> Message? {
         let destination = registeredBy ?? appID
         var platformData: [String: DBusValue] = ["org.widgethost.source": .vardict(source)]
-        // A control's action runs without raising the app, so it gets no activation token.
-        if let token = activationToken, !token.isEmpty, outcome.name != "perform-action" {
+        // CONTRACT §4: the token travels with every delivery of a tap that gave one;
+        // for a control's action the app is told not to raise itself (App1 docs).
+        if let token = activationToken, !token.isEmpty {
             platformData["activation-token"] = .string(token)
             platformData["desktop-startup-id"] = .string(token)
         }

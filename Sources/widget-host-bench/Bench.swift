@@ -4,6 +4,7 @@ import Foundation
 
 import Histogram
 import PrivateBus
+import WidgetHostService
 
 // widget-host-bench: performance measured against its floor in the same run.
 //
@@ -150,13 +151,6 @@ func residentKiB(_ pid: Int32) -> Int {
     return Int(line.split(separator: " ").dropFirst().first ?? "0") ?? 0
 }
 
-let app1XML = """
-    <node><interface name="org.widgethost.App1">
-      <method name="OpenURL"><arg name="url" type="s" direction="in"/><arg name="context" type="a{sv}" direction="in"/></method>
-      <method name="ContinueUserActivity"><arg name="activity_type" type="s" direction="in"/><arg name="user_info" type="a{sv}" direction="in"/><arg name="context" type="a{sv}" direction="in"/></method>
-      <method name="PerformAction"><arg name="action" type="s" direction="in"/><arg name="parameter" type="v" direction="in"/><arg name="context" type="a{sv}" direction="in"/></method>
-    </interface></node>
-    """
 
 struct TapsBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -195,7 +189,11 @@ struct TapsBench: AsyncParsableCommand {
 
         // The app: answers every delivery at once.
         let app = try await Connection.connect(.address(bus.address), label: "bench-app")
-        var app1 = ExportedInterface(try InterfaceDescription.parse(xml: app1XML)[0])
+        // The app side of the interface, from dbus/org.widgethost.App1.xml.
+        guard let app1Description = try HostInterfaces.all()[HostNames.app1] else {
+            throw PrivateBusError("dbus/org.widgethost.App1.xml is missing")
+        }
+        var app1 = ExportedInterface(app1Description)
         for member in ["OpenURL", "ContinueUserActivity", "PerformAction"] { app1.method(member, .immediate { _ in [] }) }
         try app.export([app1], at: "/org/example/Bench")
         let host1 = "org.widgethost.Host1", root = "/org/widgethost/Host1"

@@ -217,8 +217,8 @@ struct WidgetTests {
         #expect(calls[1].args[0] == .string("LeaderboardWidget"))
         #expect(calls[2].args[0] == .string("heal"))
         #expect(calls[2].args[1].unwrapped.stringKeyedEntries?["amount"]?.unwrapped == .int64(5))
-        // A control's action does not raise the app: no activation token.
-        #expect(calls[2].args[2].stringKeyedEntries?["activation-token"] == nil)
+        // CONTRACT §4: the context carries the tap's token for every delivery.
+        #expect(calls[2].args[2].stringKeyedEntries?["activation-token"]?.unwrapped == .string("t2"))
     }
 
     @Test("Errors: app errors and hangs become ActivationFailed while other apps' taps complete; ownership; unknown elements")
