@@ -114,15 +114,28 @@ public final class Connection: Sendable {
         var disconnected = false
         var disconnectWaiters: [CheckedContinuation<Void, Never>] = []
         var disconnectHandlers: [@Sendable () -> Void] = []
+        /// When the deadline timer is set to fire (uptime ns); nil when disarmed.
+        var timerArmedFor: UInt64?
     }
+
+    /// One timer for every call's timeout. libdbus would create (and a
+    /// main loop arm and cancel) a timeout per pending call; instead calls
+    /// are sent without one and this timer fires at the earliest deadline of
+    /// the calls in flight. It is disarmed while no call is waiting.
+    /// (DispatchSource methods are thread-safe; the type just is not marked Sendable.)
+    nonisolated(unsafe) let deadlineTimer: any DispatchSourceTimer
 
     private init(raw: OpaquePointer, queue: DispatchQueue) {
         loop = MainLoop(raw: raw, queue: queue)
         executor = QueueExecutor(queue: queue)
         objects = ObjectServer()
+        deadlineTimer = DispatchSource.makeTimerSource(queue: queue)
+        deadlineTimer.schedule(deadline: .distantFuture, leeway: .milliseconds(1))
+        deadlineTimer.resume()
     }
 
     deinit {
+        deadlineTimer.cancel()
         let loop = self.loop
         let wasClosed = loop.closed.exchange(true, ordering: .acquiringAndReleasing)
         loop.queue.async {
@@ -150,6 +163,7 @@ public final class Connection: Sendable {
         connection.loop.onMessage = { [weak connection] message in
             connection?.route(message) ?? false
         }
+        connection.deadlineTimer.setEventHandler { [weak connection] in connection?.expireCalls() }
         guard connection.loop.install() else {
             connection.close()
             throw DBusError.noMemory
@@ -245,19 +259,34 @@ public final class Connection: Sendable {
     /// Sends a method call and waits for its reply without blocking a thread.
     /// An error reply is thrown as `DBusError`; so are timeouts (`NoReply`) and
     /// a lost connection (`Disconnected`). Cancelling the task cancels the call.
-    public func call(_ message: Message, timeout: Duration? = nil) async throws -> Message {
+    ///
+    /// The call runs on the caller's executor (`nonisolated(nonsending)`): an
+    /// actor on the connection's executor makes it without leaving its queue.
+    public nonisolated(nonsending) func call(_ message: Message, timeout: Duration? = nil) async throws -> Message {
         let call = PendingCall()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Message, any Error>) in
-                start(call, message, timeout: timeout, continuation)
+                start(call, message, timeout: timeout) { continuation.resume(with: $0) }
             }
         } onCancel: {
             call.finish(.failure(CancellationError()), cancelPending: true)
         }
     }
 
+    /// Sends a method call; `completion` runs once with the reply (or the
+    /// error, `NoReply` on timeout, `Disconnected`) on the connection's queue.
+    ///
+    /// The callback flavour of `call(_:timeout:)` for code that already runs
+    /// on the queue (an actor on the connection's executor): no task is
+    /// created and nothing leaves the queue.
+    public func send(
+        _ message: Message, timeout: Duration? = nil, completion: @escaping @Sendable (Result<Message, any Error>) -> Void
+    ) {
+        start(PendingCall(), message, timeout: timeout) { [self] result in onQueue { completion(result) } }
+    }
+
     /// Convenience: a method call built and sent in one step; returns the reply's arguments.
-    public func call(
+    public nonisolated(nonsending) func call(
         destination: String, path: String, interface: String, member: String, _ arguments: [DBusValue] = [],
         timeout: Duration? = nil
     ) async throws -> [DBusValue] {
@@ -268,9 +297,9 @@ public final class Connection: Sendable {
 
     private func start(
         _ call: PendingCall, _ message: Message, timeout: Duration?,
-        _ continuation: CheckedContinuation<Message, any Error>
+        _ completion: @escaping @Sendable (Result<Message, any Error>) -> Void
     ) {
-        guard call.setContinuation(continuation) else { return }  // already cancelled
+        guard call.setCompletion(completion) else { return }  // already cancelled
         onQueue { self.send(call, message, timeout: timeout) }
     }
 
@@ -291,10 +320,16 @@ public final class Connection: Sendable {
             _ = self?.state.withLock { $0.calls.removeValue(forKey: key) }
         }
         var pending: OpaquePointer?
-        // libdbus aborts the process on a negative timeout (other than -1, "default").
-        let ms = timeout.map { Int32(clamping: max(0, $0.milliseconds)) } ?? cdbus_timeout_default()
+        // The timeout is ours (see `deadlineTimer`); libdbus gets none. A
+        // timeout beyond what libdbus could express waits like an infinite one.
+        let ms = timeout.map { max(0, $0.milliseconds) } ?? Int64(Self.defaultTimeoutMilliseconds)
+        if ms <= Int64(Int32.max) {
+            call.deadline = DispatchTime.now().uptimeNanoseconds &+ UInt64(ms) * 1_000_000
+            call.timeoutMilliseconds = ms
+            armDeadline(call.deadline)
+        }
         loop.noteActivity()
-        guard dbus_connection_send_with_reply(raw, message.raw, &pending, ms) != 0 else {
+        guard dbus_connection_send_with_reply(raw, message.raw, &pending, cdbus_timeout_infinite()) != 0 else {
             call.finish(.failure(DBusError.noMemory), cancelPending: false)
             return
         }
@@ -311,6 +346,51 @@ public final class Connection: Sendable {
         }
         // The reply may have been dispatched before the notify was set.
         if dbus_pending_call_get_completed(pending) != 0 { call.complete() }
+    }
+
+    /// libdbus's default reply timeout, used when a call names none.
+    static let defaultTimeoutMilliseconds = 25_000
+
+    /// Makes the deadline timer fire no later than `deadline`. On the queue.
+    private func armDeadline(_ deadline: UInt64) {
+        let rearm = state.withLock { state -> Bool in
+            if let armed = state.timerArmedFor, armed <= deadline { return false }
+            state.timerArmedFor = deadline
+            return true
+        }
+        if rearm {
+            let now = DispatchTime.now().uptimeNanoseconds
+            let wait = deadline > now ? Int(clamping: deadline - now) : 0
+            deadlineTimer.schedule(deadline: .now() + .nanoseconds(wait), leeway: .milliseconds(1))
+        }
+    }
+
+    /// Fails every call whose deadline has passed with `NoReply` and re-arms
+    /// the timer for the earliest remaining one. On the queue.
+    func expireCalls() {
+        let now = DispatchTime.now().uptimeNanoseconds
+        let (expired, next) = state.withLock { state -> ([PendingCall], UInt64?) in
+            state.timerArmedFor = nil
+            var expired: [PendingCall] = []
+            var next: UInt64?
+            for call in state.calls.values {
+                if call.deadline <= now {
+                    expired.append(call)
+                } else if call.deadline != .max {
+                    next = min(next ?? .max, call.deadline)
+                }
+            }
+            return (expired, next)
+        }
+        for call in expired {
+            call.finish(
+                .failure(DBusError(
+                    name: DBusError.noReplyName,
+                    message: "No reply within \(call.timeoutMilliseconds) ms: the peer may be busy, blocked or gone, or the call's timeout too short")),
+                cancelPending: true)
+        }
+        // A timer scheduled without an interval fires once; with no call waiting it stays quiet.
+        if let next { armDeadline(next) }
     }
 
     // MARK: Incoming
@@ -363,23 +443,26 @@ public final class Connection: Sendable {
 final class PendingCall: @unchecked Sendable {
     private struct State {
         var pending: OpaquePointer?
-        var continuation: CheckedContinuation<Message, any Error>?
+        var completion: (@Sendable (Result<Message, any Error>) -> Void)?
         var finished = false
         var early: Result<Message, any Error>?
     }
     private let state = Locked(State())
     /// Set before the call is sent; read once when finishing.
     nonisolated(unsafe) var onFinish: (@Sendable () -> Void)?
+    /// When the call times out (uptime ns; `.max` for never). Written and read on the connection's queue.
+    nonisolated(unsafe) var deadline: UInt64 = .max
+    nonisolated(unsafe) var timeoutMilliseconds: Int64 = 0
 
     /// False when the call finished (was cancelled) before it started.
-    func setContinuation(_ continuation: CheckedContinuation<Message, any Error>) -> Bool {
+    func setCompletion(_ completion: @escaping @Sendable (Result<Message, any Error>) -> Void) -> Bool {
         let early: Result<Message, any Error>? = state.withLock { state in
             if state.finished { return state.early ?? .failure(CancellationError()) }
-            state.continuation = continuation
+            state.completion = completion
             return nil
         }
         if let early {
-            continuation.resume(with: early)
+            completion(early)
             return false
         }
         return true
@@ -401,50 +484,50 @@ final class PendingCall: @unchecked Sendable {
 
     /// The reply arrived (or libdbus produced a timeout error reply).
     func complete() {
-        let taken = state.withLock { state -> (OpaquePointer?, CheckedContinuation<Message, any Error>?)? in
+        let taken = state.withLock { state -> (OpaquePointer?, (@Sendable (Result<Message, any Error>) -> Void)?)? in
             guard !state.finished, let pending = state.pending else { return nil }
             state.finished = true
             defer {
                 state.pending = nil
-                state.continuation = nil
+                state.completion = nil
             }
-            return (pending, state.continuation)
+            return (pending, state.completion)
         }
-        guard let (pending, continuation) = taken, let pending else { return }
+        guard let (pending, completion) = taken, let pending else { return }
         let reply = dbus_pending_call_steal_reply(pending)
         dbus_pending_call_unref(pending)
         onFinish?()
         guard let reply else {
-            continuation?.resume(throwing: DBusError(name: DBusError.noReplyName, message: "No reply was received"))
+            completion?(.failure(DBusError(name: DBusError.noReplyName, message: "No reply was received")))
             return
         }
         let message = Message(owning: reply)
         if let error = message.error {
-            continuation?.resume(throwing: error)
+            completion?(.failure(error))
         } else {
-            continuation?.resume(returning: message)
+            completion?(.success(message))
         }
     }
 
     /// Finishes without a reply.
     func finish(_ result: Result<Message, any Error>, cancelPending: Bool) {
-        let taken = state.withLock { state -> (OpaquePointer?, CheckedContinuation<Message, any Error>?)? in
+        let taken = state.withLock { state -> (OpaquePointer?, (@Sendable (Result<Message, any Error>) -> Void)?)? in
             guard !state.finished else { return nil }
             state.finished = true
             state.early = result
             defer {
                 state.pending = nil
-                state.continuation = nil
+                state.completion = nil
             }
-            return (state.pending, state.continuation)
+            return (state.pending, state.completion)
         }
-        guard let (pending, continuation) = taken else { return }
+        guard let (pending, completion) = taken else { return }
         if let pending {
             if cancelPending { dbus_pending_call_cancel(pending) }
             dbus_pending_call_unref(pending)
         }
         onFinish?()
-        continuation?.resume(with: result)
+        completion?(result)
     }
 }
 

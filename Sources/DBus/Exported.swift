@@ -92,12 +92,24 @@ public enum MethodHandler: Sendable {
 }
 
 /// Accessors of one property. The getter runs on the connection's queue.
+///
+/// A getter may take the object's path, so one interface value (and its
+/// handlers) can serve many objects: exporting the same `ExportedInterface`
+/// at a thousand paths then shares its storage instead of copying it.
 public struct PropertyHandler: Sendable {
-    public var get: @Sendable () -> DBusValue
+    /// Reads the property of the object at the given path.
+    public var getAt: @Sendable (String) -> DBusValue
     public var set: (@Sendable (DBusValue) throws -> Void)?
+
     public init(get: @escaping @Sendable () -> DBusValue, set: (@Sendable (DBusValue) throws -> Void)? = nil) {
-        self.get = get
+        self.getAt = { _ in get() }
         self.set = set
+    }
+
+    /// A getter that is told which object is being read.
+    public init(getAt: @escaping @Sendable (String) -> DBusValue) {
+        self.getAt = getAt
+        self.set = nil
     }
 }
 
@@ -136,11 +148,11 @@ public struct ExportedInterface: Sendable {
         }
     }
 
-    func values(readableOnly: Bool = true) -> DBusValue {
+    func values(at path: String) -> DBusValue {
         var entries: [DBusValue.DictEntry] = []
         for property in description.properties where property.access != .write {
             if let handler = properties[property.name] {
-                entries.append(.init(.string(property.name), .variant(handler.get())))
+                entries.append(.init(.string(property.name), .variant(handler.getAt(path))))
             }
         }
         return .dictionary(key: "s", value: "v", entries)
@@ -271,15 +283,15 @@ final class ObjectServer: Sendable {
             state.objects.filter { $0.key != manager && ObjectPath.isDescendant($0.key, of: manager) }
         }
         let entries = objects.keys.sorted().map { path -> DBusValue.DictEntry in
-            .init(.objectPath(path), Self.interfacesAndProperties(objects[path]!))
+            .init(.objectPath(path), Self.interfacesAndProperties(objects[path]!, at: path))
         }
         return .dictionary(key: "o", value: "a{sa{sv}}", entries)
     }
 
-    static func interfacesAndProperties(_ interfaces: [ExportedInterface]) -> DBusValue {
+    static func interfacesAndProperties(_ interfaces: [ExportedInterface], at path: String) -> DBusValue {
         .dictionary(
             key: "s", value: "a{sv}",
-            interfaces.map { .init(.string($0.description.name), $0.values()) })
+            interfaces.map { .init(.string($0.description.name), $0.values(at: path)) })
     }
 
     // MARK: Dispatch
@@ -385,7 +397,7 @@ final class ObjectServer: Sendable {
         guard let interface = exported.first(where: { $0.description.name == interfaceName }) else {
             return fail(DBusError.unknownInterfaceName, "The object at \(path) has no interface '\(interfaceName)'")
         }
-        if member == "GetAll" { return answer([interface.values()]) }
+        if member == "GetAll" { return answer([interface.values(at: path)]) }
         let propertyName = args[1].stringValue ?? ""
         guard let property = interface.description.property(propertyName), let handler = interface.properties[propertyName] else {
             return fail(DBusError.unknownPropertyName, "\(interfaceName) has no property '\(propertyName)'")
@@ -394,7 +406,7 @@ final class ObjectServer: Sendable {
             guard property.access != .write else {
                 return fail(DBusError.failedName, "\(interfaceName).\(propertyName) is write-only")
             }
-            return answer([.variant(handler.get())])
+            return answer([.variant(handler.getAt(path))])
         }
         // Set
         guard property.access != .read, let setter = handler.set else {
@@ -429,7 +441,7 @@ extension Connection {
         if let manager = objects.manager(above: path) {
             try? emit(
                 path: manager, interface: StandardInterfaces.objectManager, member: "InterfacesAdded",
-                arguments: [.objectPath(path), ObjectServer.interfacesAndProperties(interfaces)])
+                arguments: [.objectPath(path), ObjectServer.interfacesAndProperties(interfaces, at: path)])
         }
     }
 
@@ -460,7 +472,7 @@ extension Connection {
                 throw DBusEncodingError("\(interface) has no property \(name)")
             }
             switch property.emitsChangedSignal {
-            case "true": changed.append(.init(.string(name), .variant(handler.get())))
+            case "true": changed.append(.init(.string(name), .variant(handler.getAt(path))))
             case "invalidates": invalidated.append(name)
             default: continue
             }

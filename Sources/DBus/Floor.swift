@@ -17,14 +17,21 @@ public enum DirectLibdbus {
         public let uniqueName: String
         private let stopping = Locked(false)
 
-        public init(address: String) throws {
+        /// With `answeringEveryCall`, every other method call gets an empty
+        /// reply too: the quickest possible app for a host to deliver to.
+        public init(address: String, answeringEveryCall: Bool = false) throws {
             precondition(threadsInitialized)
             let raw = try withCError { dbus_connection_open_private(address, $0) }
             dbus_connection_set_exit_on_disconnect(raw, 0)
             _ = try withCError { dbus_bus_register(raw, $0) != 0 ? true : nil }
             uniqueName = String(cString: dbus_bus_get_unique_name(raw))
-            dbus_connection_add_filter(raw, echoFilter, nil, nil)
+            dbus_connection_add_filter(raw, answeringEveryCall ? answerFilter : echoFilter, nil, nil)
             self.raw = raw
+        }
+
+        /// A blocking call from this connection; only before `run()`.
+        public func call(_ message: Message) throws -> Message {
+            Message(owning: try withCError { dbus_connection_send_with_reply_and_block(raw, message.raw, 25_000, $0) })
         }
 
         /// Blocks, answering echo calls, until `stop()`.
@@ -78,14 +85,42 @@ public enum DirectLibdbus {
             return end - start
         }
 
+        /// One blocking round trip of `message`; returns nanoseconds. An error reply throws.
+        public func roundTrip(_ message: Message) throws -> UInt64 {
+            let start = monotonicNanoseconds()
+            let reply = try withCError { dbus_connection_send_with_reply_and_block(raw, message.raw, 25_000, $0) }
+            let end = monotonicNanoseconds()
+            dbus_message_unref(reply)
+            return end - start
+        }
+
         /// `total` calls with `window` in flight at a time; returns calls per second.
         public func pipelined(to destination: String, payload: String, total: Int, window: Int) -> Double {
+            pipelined(total: total, window: window) { makeCall(destination, payload) }
+        }
+
+        /// `total` calls made by `make` with `window` in flight; returns calls per second.
+        /// Throws when any call is answered with an error.
+        public func pipelined(total: Int, window: Int, make: () throws -> Message) throws -> Double {
+            var failed: String?
+            let rate = pipelined(total: total, window: window) {
+                guard let message = try? make() else { return nil }
+                dbus_message_ref(message.raw)
+                return message.raw
+            } onError: { failed = $0 }
+            if let failed { throw DBusError.failed("a pipelined call failed: \(failed)") }
+            return rate
+        }
+
+        private func pipelined(
+            total: Int, window: Int, make: () -> OpaquePointer?, onError: (String) -> Void = { _ in }
+        ) -> Double {
             let start = monotonicNanoseconds()
             var sent = 0
             var received = 0
             while received < total {
                 while sent < total && sent - received < window {
-                    let message = makeCall(destination, payload)
+                    guard let message = make() else { return 0 }
                     dbus_connection_send(raw, message, nil)
                     dbus_message_unref(message)
                     sent += 1
@@ -93,7 +128,15 @@ public enum DirectLibdbus {
                 dbus_connection_flush(raw)
                 guard dbus_connection_read_write(raw, -1) != 0 else { break }
                 while let message = dbus_connection_pop_message(raw) {
-                    if dbus_message_get_type(message) == Int32(DBUS_MESSAGE_TYPE_METHOD_RETURN) { received += 1 }
+                    switch dbus_message_get_type(message) {
+                    case Int32(DBUS_MESSAGE_TYPE_METHOD_RETURN):
+                        received += 1
+                    case Int32(DBUS_MESSAGE_TYPE_ERROR):
+                        received += 1
+                        onError(dbus_message_get_error_name(message).map { String(cString: $0) } ?? "an error")
+                    default:
+                        break
+                    }
                     dbus_message_unref(message)
                 }
             }
@@ -125,6 +168,19 @@ private let echoFilter: DBusHandleMessageFunction = { connection, message, _ in
     let empty: StaticString = ""
     var pointer = text ?? UnsafeRawPointer(empty.utf8Start).assumingMemoryBound(to: CChar.self)
     _ = dbus_message_iter_append_basic(&out, TypeCode.string, &pointer)
+    dbus_connection_send(connection, reply, nil)
+    dbus_message_unref(reply)
+    return DBUS_HANDLER_RESULT_HANDLED
+}
+
+/// Answers every method call with an empty reply (and `Echo` with its argument).
+private let answerFilter: DBusHandleMessageFunction = { connection, message, data in
+    guard let connection, let message, dbus_message_get_type(message) == Int32(DBUS_MESSAGE_TYPE_METHOD_CALL) else {
+        return DBUS_HANDLER_RESULT_NOT_YET_HANDLED
+    }
+    if echoFilter(connection, message, data) == DBUS_HANDLER_RESULT_HANDLED { return DBUS_HANDLER_RESULT_HANDLED }
+    guard dbus_message_get_no_reply(message) == 0 else { return DBUS_HANDLER_RESULT_HANDLED }
+    guard let reply = dbus_message_new_method_return(message) else { return DBUS_HANDLER_RESULT_NEED_MEMORY }
     dbus_connection_send(connection, reply, nil)
     dbus_message_unref(reply)
     return DBUS_HANDLER_RESULT_HANDLED

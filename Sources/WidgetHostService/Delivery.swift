@@ -74,22 +74,29 @@ struct Delivery: Sendable {
         }
     }
 
-    /// Sends the delivery and waits for the app's answer, as `ActivationFailed` when it fails.
-    func perform(on connection: Connection, timeout: Duration) async throws(HostError) {
+    /// Sends the delivery; `completion` runs on the connection's queue once
+    /// the app answered (nil) or failed (`ActivationFailed`), at once when
+    /// there is nothing to deliver. No task is involved: the host's actor
+    /// runs on that queue and carries on from the callback.
+    func perform(on connection: Connection, timeout: Duration, completion: @escaping @Sendable (HostError?) -> Void) {
         let message: Message?
         do { message = try self.message() } catch {
-            throw .activationFailed("could not build the delivery to \(appID): \(error)")
+            return completion(.activationFailed("could not build the delivery to \(appID): \(error)"))
         }
-        guard let message else { return }
+        guard let message else { return completion(nil) }
         let member = message.member ?? "?"
-        do {
-            _ = try await connection.call(message, timeout: timeout)
-        } catch let error as DBusError where error.name == DBusError.noReplyName {
-            throw .activationFailed("\(appID) did not answer \(member) within \(timeout.seconds) s (the delivery timeout)")
-        } catch let error as DBusError {
-            throw .activationFailed("\(appID) answered \(member) with \(error.name): \(error.message)")
-        } catch {
-            throw .activationFailed("delivering \(member) to \(appID) failed: \(error)")
+        let appID = self.appID
+        connection.send(message, timeout: timeout) { result in
+            switch result {
+            case .success:
+                completion(nil)
+            case .failure(let error as DBusError) where error.name == DBusError.noReplyName:
+                completion(.activationFailed("\(appID) did not answer \(member) within \(timeout.seconds) s (the delivery timeout)"))
+            case .failure(let error as DBusError):
+                completion(.activationFailed("\(appID) answered \(member) with \(error.name): \(error.message)"))
+            case .failure(let error):
+                completion(.activationFailed("delivering \(member) to \(appID) failed: \(error)"))
+            }
         }
     }
 

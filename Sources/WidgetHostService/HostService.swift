@@ -35,6 +35,8 @@ public actor HostService {
     let interfaces: [String: InterfaceDescription]
     var registry: AppRegistry
     var widgets = WidgetStore()
+    /// Built on first use; see `widgetInterfaces()`.
+    var sharedWidgetInterfaces: [ExportedInterface]?
     private var ownerWatch: Task<Void, Never>?
 
     public nonisolated var unownedExecutor: UnownedSerialExecutor {
@@ -170,12 +172,11 @@ public actor HostService {
                 let delivery = Delivery(
                     appID: app.id, options: app.options, registeredBy: app.registeredBy,
                     outcome: .openURL(url: url, via: "open-url"), activationToken: token, source: ["via": .string("open-url")])
-                do {
-                    try await delivery.perform(on: connection, timeout: configuration.deliveryTimeout)
+                let logger = self.logger
+                delivery.perform(on: connection, timeout: configuration.deliveryTimeout) { error in
+                    if let error { return reply.fail(error) }
                     logger.info("URL opened", metadata: ["app": "\(app.id)", "scheme": "\(scheme)"])
                     reply.succeed([.string(app.id)])
-                } catch {
-                    reply.fail(error)
                 }
             }
         } catch let error as HostError {

@@ -52,7 +52,7 @@ extension HostService {
         let widget = try widgets.add(
             appID: appID, kind: call.arguments[1].stringValue ?? "", family: call.arguments[2].stringValue ?? "",
             configuration: OptionValue.dictionary(call.arguments[3]))
-        try connection.export([widgetInterface(widget.id)], at: HostNames.widgetPath(widget.id))
+        try connection.export(widgetInterfaces(), at: HostNames.widgetPath(widget.id))
         logger.info("widget added", metadata: ["widget": "\(widget.id)", "app": "\(appID)", "kind": "\(widget.kind)"])
         return [.objectPath(HostNames.widgetPath(widget.id))]
     }
@@ -65,13 +65,23 @@ extension HostService {
 
     // MARK: Widget objects
 
-    func widgetInterface(_ id: String) throws -> ExportedInterface {
+    /// The widget id in a widget object's path.
+    nonisolated static func widgetID(_ path: String) -> String {
+        let prefix = HostNames.rootPath + "/widgets/"
+        return path.hasPrefix(prefix) ? String(path.dropFirst(prefix.count)) : ""
+    }
+
+    /// `org.widgethost.Host1.Widget`, built once and exported at every widget's
+    /// path: the handlers read the widget id from the path they are called on,
+    /// so a placed widget costs a dictionary entry, not a set of closures.
+    func widgetInterfaces() throws -> [ExportedInterface] {
+        if let shared = sharedWidgetInterfaces { return shared }
         var exported = ExportedInterface(try description(HostNames.widget))
         func property(_ name: String, _ value: @escaping @Sendable (PlacedWidget) -> DBusValue, empty: DBusValue) {
             exported.property(
                 name,
-                PropertyHandler(get: { [weak self] in
-                    self?.assumeIsolated { service in service.widgets.widgets[id].map(value) } ?? empty
+                PropertyHandler(getAt: { [weak self] path in
+                    self?.assumeIsolated { service in service.widgets.widgets[Self.widgetID(path)].map(value) } ?? empty
                 }))
         }
         property("Id", { .string($0.id) }, empty: .string(""))
@@ -80,12 +90,15 @@ extension HostService {
         property("Family", { .string($0.family.rawValue) }, empty: .string(""))
         property("Configuration", { .vardict($0.configuration.mapValues(\.dbusValue)) }, empty: .vardict([:]))
         property("Content", { .string($0.content?.json ?? "") }, empty: .string(""))
-        exported.method("SetContent", isolatedImmediate { service, call in try service.setContent(id, call) })
-        exported.method("Configure", isolatedImmediate { service, call in try service.configure(id, call) })
-        exported.method("Remove", isolatedImmediate { service, _ in service.removeWidget(id) })
-        exported.method("Tap", isolatedDeferred { service, call, reply in service.tap(id, call, reply, deliver: true) })
-        exported.method("Resolve", isolatedDeferred { service, call, reply in service.tap(id, call, reply, deliver: false) })
-        return exported
+        exported.method("SetContent", isolatedImmediate { service, call in try service.setContent(Self.widgetID(call.path), call) })
+        exported.method("Configure", isolatedImmediate { service, call in try service.configure(Self.widgetID(call.path), call) })
+        exported.method("Remove", isolatedImmediate { service, call in service.removeWidget(Self.widgetID(call.path)) })
+        exported.method(
+            "Tap", isolatedDeferred { service, call, reply in service.tap(Self.widgetID(call.path), call, reply, deliver: true) })
+        exported.method(
+            "Resolve", isolatedDeferred { service, call, reply in service.tap(Self.widgetID(call.path), call, reply, deliver: false) })
+        sharedWidgetInterfaces = [exported]
+        return [exported]
     }
 
     /// A deferred handler that starts on the connection's queue, isolated to this actor.
@@ -153,7 +166,7 @@ extension HostService {
             let context = widgets.tapContext(id, app: app.options)!
             let resolution = try WidgetTapRules.resolve(
                 elementID: call.arguments[0].stringValue ?? "", surface: surface, policy: configuration.linkPolicy, context)
-            var details = Delivery.details(appID: widget.appID, resolution)
+            let details = Delivery.details(appID: widget.appID, resolution)
             guard deliver else { return reply.succeed([.string(resolution.outcome.name), .vardict(details)]) }
             var source: [String: DBusValue] = [
                 "kind": .string(widget.kind), "family": .string(widget.family.rawValue), "widget_id": .string(id),
@@ -165,15 +178,16 @@ extension HostService {
                 activationToken: token, source: source)
             let path = HostNames.widgetPath(id)
             let timeout = configuration.deliveryTimeout
-            Task {
-                do {
-                    try await delivery.perform(on: connection, timeout: timeout)
-                    reply.succeed([.string(resolution.outcome.name), .vardict(details)])
-                } catch {
-                    details["error"] = .string((error as? HostError)?.message ?? "\(error)")
+            // The delivery's answer arrives on the connection's queue, which is this actor's executor.
+            delivery.perform(on: connection, timeout: timeout) { [weak self, details] error in
+                var details = details
+                if let error {
+                    details["error"] = .string(error.message)
                     reply.fail(error)
+                } else {
+                    reply.succeed([.string(resolution.outcome.name), .vardict(details)])
                 }
-                emitTapped(path, resolution.outcome.name, details)
+                self?.assumeIsolated { service in service.emitTapped(path, resolution.outcome.name, details) }
             }
         } catch {
             reply.fail(error)

@@ -166,7 +166,7 @@ struct TapsBench: AsyncParsableCommand {
         let bus = try PrivateBus()
         defer { bus.stop() }
         let count = self.count, total = self.pipelined, window = self.window
-        say("widget-host-bench taps — private bus, widget-hostd as its own process, an org.widgethost.App1 app")
+        say("widget-host-bench taps — private bus, widget-hostd as its own process; renderer and org.widgethost.App1 app in plain libdbus")
         say("cores: \(ProcessInfo.processInfo.activeProcessorCount)")
 
         // Floor: direct libdbus echo.
@@ -187,52 +187,41 @@ struct TapsBench: AsyncParsableCommand {
         }
         guard owner != nil else { throw PrivateBusError("widget-hostd did not start (looked in \(binDirectory))") }
 
-        // The app: answers every delivery at once.
-        let app = try await Connection.connect(.address(bus.address), label: "bench-app")
-        // The app side of the interface, from dbus/org.widgethost.App1.xml.
-        guard let app1Description = try HostInterfaces.all()[HostNames.app1] else {
-            throw PrivateBusError("dbus/org.widgethost.App1.xml is missing")
-        }
-        var app1 = ExportedInterface(app1Description)
-        for member in ["OpenURL", "ContinueUserActivity", "PerformAction"] { app1.method(member, .immediate { _ in [] }) }
-        try app.export([app1], at: "/org/example/Bench")
+        // The app and the renderer are plain libdbus, like the floor's two ends,
+        // so what the figures add to the floor is the host's own cost. The app
+        // answers every delivery at once.
+        let app = try DirectLibdbus.EchoServer(address: bus.address, answeringEveryCall: true)
         let host1 = "org.widgethost.Host1", root = "/org/widgethost/Host1"
-        _ = try await app.call(destination: host1, path: root, interface: "org.widgethost.Host1.Apps", member: "RegisterApp",
-                               [.string("org.example.Bench"), .vardict(["schemes": .strings(["bench"])])])
-        _ = try await app.call(destination: host1, path: root, interface: "org.widgethost.Host1.Widgets", member: "RegisterWidgets",
-                               [.string("org.example.Bench"), .string(#"{"widgets":[{"kind":"K","families":["systemSmall"]}]}"#)])
+        func appCall(_ path: String, _ interface: String, _ member: String, _ arguments: [DBusValue]) throws {
+            _ = try app.call(Message.methodCall(destination: host1, path: path, interface: interface, member: member, arguments: arguments))
+        }
+        try appCall(root, "org.widgethost.Host1.Apps", "RegisterApp", [.string("org.example.Bench"), .vardict(["schemes": .strings(["bench"])])])
+        try appCall(root, "org.widgethost.Host1.Widgets", "RegisterWidgets",
+                    [.string("org.example.Bench"), .string(#"{"widgets":[{"kind":"K","families":["systemSmall"]}]}"#)])
         @Sendable func add() async throws -> String {
             try await client.call(destination: host1, path: root, interface: "org.widgethost.Host1.Widgets", member: "AddWidget",
                                   [.string("org.example.Bench"), .string("K"), .string("systemSmall"), .vardict([:])]).first?.stringValue ?? ""
         }
         let widget = try await add()
-        _ = try await app.call(destination: host1, path: widget, interface: "org.widgethost.Host1.Widget", member: "SetContent",
-                               [.string(#"{"type":"text","id":"t","widgetURL":"bench://open"}"#)])
+        try appCall(widget, "org.widgethost.Host1.Widget", "SetContent", [.string(#"{"type":"text","id":"t","widgetURL":"bench://open"}"#)])
+        Thread { app.run() }.start()
+        defer { app.stop() }
+
+        let renderer = try DirectLibdbus.Client(address: bus.address)
         let tap: @Sendable () throws -> Message = {
             try Message.methodCall(destination: host1, path: widget, interface: "org.widgethost.Host1.Widget", member: "Tap",
                                    arguments: [.string("t"), .vardict([:])])
         }
         func latency(_ n: Int) async throws -> Stats {
-            var stats = Stats()
-            for _ in 0..<min(500, n) { _ = try await client.call(tap()) }
-            for _ in 0..<n {
-                let m = try tap()
-                let start = DirectLibdbus.monotonicNanoseconds()
-                _ = try await client.call(m)
-                stats.record(DirectLibdbus.monotonicNanoseconds() - start)
+            try await onThread {
+                var stats = Stats()
+                for _ in 0..<min(500, n) { _ = try renderer.roundTrip(tap()) }
+                for _ in 0..<n { stats.record(try renderer.roundTrip(tap())) }
+                return stats
             }
-            return stats
         }
         let taps = try await latency(count)
-        let started = DirectLibdbus.monotonicNanoseconds()
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for lane in 0..<window {
-                let share = total / window + (lane < total % window ? 1 : 0)
-                group.addTask { for _ in 0..<share { _ = try await client.call(tap()) } }
-            }
-            try await group.waitForAll()
-        }
-        let tapRate = Double(total) / (Double(DirectLibdbus.monotonicNanoseconds() - started) / 1e9)
+        let tapRate = try await onThread { try renderer.pipelined(total: total, window: window, make: tap) }
 
         say("")
         row("direct libdbus round trip p50 / p99", us(floor.p50) + " / " + us(floor.p99))
@@ -268,6 +257,5 @@ struct TapsBench: AsyncParsableCommand {
             row("ratio tap p50 at \(scales.max()!) / at \(scales.min()!) (target ≤ 1.10)", String(format: "%8.3f", last.p50 / baseline))
         }
         client.close()
-        app.close()
     }
 }

@@ -137,6 +137,82 @@ struct AsyncTests {
         }
     }
 
+    @Test("one timer serves every call's timeout: each call expires at its own deadline, in deadline order")
+    func deadlines() async throws {
+        try await withBus { fixture in
+            let server = try await fixture.connect("server")
+            let client = try await fixture.connect("client")
+            let object = try SlowObject(on: server)
+            let destination = try #require(server.uniqueName)
+            let order = Box<[Int]>([])
+            let start = ContinuousClock.now
+            // The longest first: each shorter call must pull the timer earlier.
+            try await withThrowingTaskGroup(of: (Int, Duration).self) { group in
+                for ms in [900, 600, 300] {
+                    group.addTask {
+                        await expectDBusError(DBusError.noReplyName) {
+                            _ = try await withTimeout(10, "a \(ms) ms call") { try await client.test(destination, "Hang", timeout: .milliseconds(ms)) }
+                        }
+                        order.update { $0.append(ms) }
+                        return (ms, ContinuousClock.now - start)
+                    }
+                    try await Task.sleep(for: .milliseconds(20))
+                }
+                var expiredAfter: [Int: Duration] = [:]
+                for try await (ms, elapsed) in group {
+                    #expect(elapsed >= .milliseconds(ms - 20), "the \(ms) ms call expired after \(elapsed)")
+                    expiredAfter[ms] = elapsed
+                }
+                // Not all at the first-armed (longest) deadline: 600 ms apart stays apart.
+                if let short = expiredAfter[300], let long = expiredAfter[900] {
+                    #expect(long - short > .milliseconds(300), "300 ms call after \(short), 900 ms call after \(long)")
+                }
+            }
+            #expect(order.get() == [300, 600, 900])
+            #expect(object.hangs.count == 3)
+            object.held.set([])
+            // A call answered in time is not failed later by the timer.
+            #expect(try await client.test(destination, "Fast", [.int32(4)], timeout: .milliseconds(300)) == [.int32(4)])
+            try await Task.sleep(for: .milliseconds(400))
+            #expect(try await client.test(destination, "Fast", [.int32(5)]) == [.int32(5)])
+        }
+    }
+
+    @Test("send(_:completion:) answers once on the connection's queue: the reply, an error reply, or NoReply")
+    func callbackSend() async throws {
+        try await withBus { fixture in
+            let server = try await fixture.connect("server")
+            let client = try await fixture.connect("client")
+            _ = try SlowObject(on: server)
+            let destination = try #require(server.uniqueName)
+            func send(_ member: String, _ args: [DBusValue], timeout: Duration? = nil) async throws -> (Result<[DBusValue], DBusError>, Bool) {
+                let message = try Message.methodCall(
+                    destination: destination, path: testPath, interface: testInterface, member: member, arguments: args)
+                let calls = Counter()
+                let queue = client.queue
+                let result = try await withTimeout(10, member) {
+                    await withCheckedContinuation { continuation in
+                        client.send(message, timeout: timeout) { result in
+                            calls.increment()
+                            dispatchPrecondition(condition: .onQueue(queue))
+                            continuation.resume(returning: result.map { $0.arguments() }.mapError { $0 as? DBusError ?? .failed("\($0)") })
+                        }
+                    }
+                }
+                try await Task.sleep(for: .milliseconds(50))
+                return (result, calls.count == 1)
+            }
+            let (fast, once1) = try await send("Fast", [.int32(7)])
+            #expect(try fast.get() == [.int32(7)])
+            let (refused, once2) = try await send("Throws", [.string("named")])
+            #expect(throws: DBusError.self) { try refused.get() }
+            if case .failure(let error) = refused { #expect(error.name == "org.widgethost.Test.Error.Refused") }
+            let (hung, once3) = try await send("Hang", [], timeout: .milliseconds(200))
+            if case .failure(let error) = hung { #expect(error.name == DBusError.noReplyName) } else { Issue.record("Hang answered: \(hung)") }
+            #expect(once1 && once2 && once3)
+        }
+    }
+
     @Test("cancelling the task of an in-flight call throws CancellationError at once")
     func cancellation() async throws {
         try await withBus { fixture in

@@ -243,6 +243,51 @@ struct PropertiesTests {
         }
     }
 
+    @Test("One interface value exported at many paths: getters and handlers are told which object they serve")
+    func sharedAcrossPaths() async throws {
+        try await withBus { fixture in
+            let server = try await fixture.connect("server")
+            let client = try await fixture.connect("client")
+            let manager = "/org/widgethost/Test/Shared"
+            server.addObjectManager(at: manager)
+            var shared = ExportedInterface(
+                try interface(
+                    """
+                    <node><interface name="org.widgethost.Test.Item">
+                      <method name="Where"><arg type="s" direction="out"/></method>
+                      <property name="Leaf" type="s" access="read"/>
+                    </interface></node>
+                    """))
+            shared.method("Where", .immediate { call in [.string(call.path)] })
+            shared.property("Leaf", PropertyHandler(getAt: { path in .string(String(path.split(separator: "/").last ?? "")) }))
+            for n in 1...3 { try server.export([shared], at: "\(manager)/i\(n)") }
+            let destination = try #require(server.uniqueName)
+            for n in 1...3 {
+                let path = "\(manager)/i\(n)"
+                #expect(try await client.call(destination: destination, path: path, interface: "org.widgethost.Test.Item", member: "Where") == [.string(path)])
+                #expect(
+                    try await client.call(
+                        destination: destination, path: path, interface: propertiesInterface, member: "Get",
+                        [.string("org.widgethost.Test.Item"), .string("Leaf")]) == [.variant(.string("i\(n)"))])
+            }
+            let objects = try await client.call(
+                destination: destination, path: manager, interface: "org.freedesktop.DBus.ObjectManager", member: "GetManagedObjects")
+            let busctl = try await runCommand(
+                "busctl", ["--address=\(fixture.address)", "get-property", destination, manager + "/i2", "org.widgethost.Test.Item", "Leaf"])
+            #expect(busctl.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "s \"i2\"", "\(busctl)")
+            guard case .dictionary(_, _, let entries)? = objects.first else {
+                Issue.record("GetManagedObjects gave \(objects)")
+                return
+            }
+            #expect(entries.count == 3)
+            for entry in entries {
+                guard case .objectPath(let path) = entry.key else { continue }
+                let leaf = String(path.split(separator: "/").last ?? "")
+                #expect(entry.value == .dictionary(key: "s", value: "a{sv}", [.init(.string("org.widgethost.Test.Item"), .vardict(["Leaf": .string(leaf)]))]))
+            }
+        }
+    }
+
     @Test("ObjectManager: InterfacesAdded/Removed on export/unexport, GetManagedObjects lists the children")
     func objectManager() async throws {
         try await withBus { fixture in
