@@ -144,31 +144,28 @@ struct AsyncTests {
             let client = try await fixture.connect("client")
             let object = try SlowObject(on: server)
             let destination = try #require(server.uniqueName)
-            let order = Box<[Int]>([])
+            // (timeout, error name, time from start) in the order the calls expired, recorded on the connection's queue.
+            let expired = Box<[(Int, String, Duration)]>([])
             let start = ContinuousClock.now
             // The longest first: each shorter call must pull the timer earlier.
-            try await withThrowingTaskGroup(of: (Int, Duration).self) { group in
-                for ms in [900, 600, 300] {
-                    group.addTask {
-                        await expectDBusError(DBusError.noReplyName) {
-                            _ = try await withTimeout(10, "a \(ms) ms call") { try await client.test(destination, "Hang", timeout: .milliseconds(ms)) }
-                        }
-                        order.update { $0.append(ms) }
-                        return (ms, ContinuousClock.now - start)
+            for ms in [900, 600, 300] {
+                let message = try Message.methodCall(destination: destination, path: testPath, interface: testInterface, member: "Hang")
+                client.send(message, timeout: .milliseconds(ms)) { result in
+                    let name: String
+                    switch result {
+                    case .success: name = "answered"
+                    case .failure(let error): name = (error as? DBusError)?.name ?? "\(error)"
                     }
-                    try await Task.sleep(for: .milliseconds(20))
-                }
-                var expiredAfter: [Int: Duration] = [:]
-                for try await (ms, elapsed) in group {
-                    #expect(elapsed >= .milliseconds(ms - 20), "the \(ms) ms call expired after \(elapsed)")
-                    expiredAfter[ms] = elapsed
-                }
-                // Not all at the first-armed (longest) deadline: 600 ms apart stays apart.
-                if let short = expiredAfter[300], let long = expiredAfter[900] {
-                    #expect(long - short > .milliseconds(300), "300 ms call after \(short), 900 ms call after \(long)")
+                    expired.update { $0.append((ms, name, ContinuousClock.now - start)) }
                 }
             }
-            #expect(order.get() == [300, 600, 900])
+            try await eventually(10, "all three calls to expire") { expired.get().count == 3 }
+            let results = expired.get()
+            #expect(results.map(\.0) == [300, 600, 900])
+            #expect(results.allSatisfy { $0.1 == DBusError.noReplyName }, "\(results)")
+            for (ms, _, elapsed) in results { #expect(elapsed >= .milliseconds(ms - 5), "the \(ms) ms call expired after \(elapsed)") }
+            // Not all at the deadline armed first (the longest): 600 ms apart stays apart.
+            #expect(results[2].2 - results[0].2 > .milliseconds(300), "\(results)")
             #expect(object.hangs.count == 3)
             object.held.set([])
             // A call answered in time is not failed later by the timer.
