@@ -99,6 +99,25 @@ public struct ViewTree: Sendable, Equatable {
     /// Parses content JSON. Invalid content is `InvalidContent` saying where
     /// and what to fix; a tree over a limit is `LimitExceeded` naming it.
     public static func parse(_ json: String, limits: ViewTreeLimits = ViewTreeLimits()) throws(HostError) -> ViewTree {
+        var strict: [HostError]? = nil
+        return try parse(json, limits: limits, recovering: &strict)
+    }
+
+    /// Parses content JSON for a linter: duplicate ids and bad URLs are
+    /// collected (in pre-order) instead of ending the parse, so every one of
+    /// them can be reported. A duplicated id is dropped from the later element
+    /// and a bad widgetURL from its element; other problems still throw.
+    public static func parseRecovering(_ json: String, limits: ViewTreeLimits = ViewTreeLimits()) throws(HostError)
+        -> (tree: ViewTree, problems: [HostError])
+    {
+        var problems: [HostError]? = []
+        let tree = try parse(json, limits: limits, recovering: &problems)
+        return (tree, problems ?? [])
+    }
+
+    private static func parse(_ json: String, limits: ViewTreeLimits, recovering problems: inout [HostError]?) throws(HostError)
+        -> ViewTree
+    {
         guard json.utf8.count <= limits.maxBytes else {
             throw .limitExceeded("content is \(json.utf8.count) bytes; the limit is \(limits.maxBytes) bytes — send a smaller view tree")
         }
@@ -113,7 +132,7 @@ public struct ViewTree: Sendable, Equatable {
         }
         var ids = Set<String>()
         var count = 0
-        let root = try element(value, at: "$", depth: 1, limits: limits, ids: &ids, count: &count)
+        let root = try element(value, at: "$", depth: 1, limits: limits, ids: &ids, count: &count, problems: &problems)
         return ViewTree(root: root, json: json)
     }
 
@@ -138,8 +157,15 @@ public struct ViewTree: Sendable, Equatable {
         return maximum
     }
 
+    /// Throws `error`, or records it when recovering.
+    private static func report(_ error: HostError, _ problems: inout [HostError]?) throws(HostError) {
+        guard problems != nil else { throw error }
+        problems!.append(error)
+    }
+
     private static func element(
-        _ value: JSONValue, at path: String, depth: Int, limits: ViewTreeLimits, ids: inout Set<String>, count: inout Int
+        _ value: JSONValue, at path: String, depth: Int, limits: ViewTreeLimits, ids: inout Set<String>, count: inout Int,
+        problems: inout [HostError]?
     ) throws(HostError) -> ViewElement {
         guard case .object(let fields) = value else {
             throw .invalidContent("\(path) must be an element object with a \"type\", not \(value.typeName)")
@@ -159,23 +185,28 @@ public struct ViewTree: Sendable, Equatable {
             guard case .string(let s) = raw, !s.isEmpty else {
                 throw .invalidContent("\(path) (\(type)): \"id\" must be a non-empty string, not \(raw.typeName)")
             }
-            guard ids.insert(s).inserted else {
-                throw .invalidContent("\(path) (\(type)): the id '\(s)' is used twice; ids must be unique within a tree")
+            if ids.insert(s).inserted {
+                id = s
+            } else {
+                try report(.invalidContent("\(path) (\(type)): the id '\(s)' is used twice; ids must be unique within a tree"), &problems)
             }
-            id = s
         }
         let label = id.map { "\(path) (\(type) '\($0)')" } ?? "\(path) (\(type))"
         var widgetURL: String?
         if let raw = fields["widgetURL"] {
             guard case .string(let s) = raw else { throw .invalidContent("\(label): \"widgetURL\" must be a string") }
-            try checkURL(s, what: "\(label): widgetURL", limits: limits)
-            widgetURL = s
+            do {
+                try checkURL(s, what: "\(label): widgetURL", limits: limits)
+                widgetURL = s
+            } catch {
+                try report(error, &problems)
+            }
         }
         if type == "link" {
             guard case .string(let url)? = fields["url"] else {
                 throw .invalidContent("\(label): a link needs a \"url\" string, e.g. \"tap-me-widget://show-red\"")
             }
-            try checkURL(url, what: "\(label): url", limits: limits)
+            do { try checkURL(url, what: "\(label): url", limits: limits) } catch { try report(error, &problems) }
         }
         if type == "button" || type == "toggle" {
             guard case .string(let action)? = fields["action"], !action.isEmpty else {
@@ -187,7 +218,9 @@ public struct ViewTree: Sendable, Equatable {
             guard case .array(let items) = raw else { throw .invalidContent("\(label): \"children\" must be an array of elements") }
             for (index, item) in items.enumerated() {
                 children.append(
-                    try element(item, at: "\(path).children[\(index)]", depth: depth + 1, limits: limits, ids: &ids, count: &count))
+                    try element(
+                        item, at: "\(path).children[\(index)]", depth: depth + 1, limits: limits, ids: &ids, count: &count,
+                        problems: &problems))
             }
         }
         return ViewElement(type: type, id: id, children: children, widgetURL: widgetURL, fields: fields)

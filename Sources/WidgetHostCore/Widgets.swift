@@ -246,20 +246,24 @@ public enum ContentLint {
         element.id != nil || element.children.contains(where: hasID)
     }
 
-    /// Findings for JSON that does not parse: invalid-url and duplicate-id come from the parser's error.
+    /// Findings for content JSON: every duplicate id and bad URL (as
+    /// `duplicate-id` and `invalid-url` errors), then the findings of the
+    /// tree those leave. JSON that is not a tree at all throws, as SetContent would.
     public static func lint(json: String, family: WidgetFamily, policy: LinkPolicy, schemes: [String]? = nil) throws(HostError)
         -> [LintFinding]
     {
-        do {
-            return lint(try ViewTree.parse(json), family: family, policy: policy, schemes: schemes)
-        } catch let error where error.name == .invalidContent {
-            if error.message.contains("is used twice") {
-                return [.init(severity: "error", code: "duplicate-id", message: error.message)]
+        let (tree, problems) = try ViewTree.parseRecovering(json)
+        var findings: [LintFinding] = []
+        for problem in problems {
+            if problem.name == .limitExceeded {
+                // A URL over the length limit: SetContent refuses it as LimitExceeded.
+                findings.append(.init(severity: "error", code: "invalid-url", message: problem.message))
+            } else if problem.message.contains("is used twice") {
+                findings.append(.init(severity: "error", code: "duplicate-id", message: problem.message))
+            } else {
+                findings.append(.init(severity: "error", code: "invalid-url", message: problem.message))
             }
-            if error.message.contains("not an absolute URL") {
-                return [.init(severity: "error", code: "invalid-url", message: error.message)]
-            }
-            throw error
         }
+        return findings + lint(tree, family: family, policy: policy, schemes: schemes)
     }
 }

@@ -14,6 +14,7 @@ extension HostService {
         exported.method("RegisterWidgets", isolatedImmediate { service, call in try service.registerWidgets(call) })
         exported.method("AddWidget", isolatedImmediate { service, call in try service.addWidget(call) })
         exported.method("LintContent", isolatedImmediate { service, call in try service.lintContent(call) })
+        exported.method("LintAppContent", isolatedImmediate { service, call in try service.lintAppContent(call) })
         return exported
     }
 
@@ -58,8 +59,22 @@ extension HostService {
     }
 
     func lintContent(_ call: MethodCall) throws -> [DBusValue] {
-        let family = try WidgetFamily.parse(call.arguments[0].stringValue ?? "")
-        let findings = try ContentLint.lint(json: call.arguments[1].stringValue ?? "", family: family, policy: configuration.linkPolicy)
+        try lint(family: call.arguments[0].stringValue ?? "", json: call.arguments[1].stringValue ?? "", schemes: nil)
+    }
+
+    func lintAppContent(_ call: MethodCall) throws -> [DBusValue] {
+        let appID = call.arguments[0].stringValue ?? ""
+        try Validate.appID(appID)
+        guard let app = registry.app(appID) else {
+            throw HostError.unknownApp(
+                "\(appID) is not a known app; it becomes known by RegisterApp or by a desktop entry with DBusActivatable=true")
+        }
+        return try lint(family: call.arguments[1].stringValue ?? "", json: call.arguments[2].stringValue ?? "", schemes: app.options.schemes)
+    }
+
+    private func lint(family name: String, json: String, schemes: [String]?) throws -> [DBusValue] {
+        let family = try WidgetFamily.parse(name)
+        let findings = try ContentLint.lint(json: json, family: family, policy: configuration.linkPolicy, schemes: schemes)
         return [.array(element: "(sss)", findings.map { .structure([.string($0.severity), .string($0.code), .string($0.message)]) })]
     }
 

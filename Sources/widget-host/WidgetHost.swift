@@ -219,13 +219,19 @@ struct Lint: AsyncParsableCommand {
     @OptionGroup var bus: BusOptions
     @Argument(help: "The content JSON file ('-' for standard input).") var file: String
     @Option(help: "The widget family, e.g. systemSmall.") var family: String
+    @Option(help: "Also check URL schemes against those this app declares.") var app: String?
 
     func run() async throws {
         let data = file == "-" ? FileHandle.standardInput.readDataToEndOfFile() : try Data(contentsOf: URL(fileURLWithPath: file))
         let connection = try await bus.connect()
         defer { connection.close() }
-        let reply = try await Host.call(
-            connection, "org.widgethost.Host1.Widgets", "LintContent", [.string(family), .string(String(decoding: data, as: UTF8.self))])
+        let content = String(decoding: data, as: UTF8.self)
+        let reply =
+            if let app {
+                try await Host.call(connection, "org.widgethost.Host1.Widgets", "LintAppContent", [.string(app), .string(family), .string(content)])
+            } else {
+                try await Host.call(connection, "org.widgethost.Host1.Widgets", "LintContent", [.string(family), .string(content)])
+            }
         let findings = reply.first?.arrayElements ?? []
         if findings.isEmpty { print("\(file): no findings") }
         var errors = 0

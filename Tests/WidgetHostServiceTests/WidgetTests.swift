@@ -17,9 +17,10 @@ final class AppPeer: @unchecked Sendable {
     private var received: [(member: String, args: [DBusValue])] = []
     private var held: [Reply] = []
 
-    init(_ fixture: HostFixture, appID: String, protocol: String = "widgethost", schemes: [String] = [], behaviour: Behaviour = .answer)
-        async throws
-    {
+    init(
+        _ fixture: HostFixture, appID: String, protocol: String = "widgethost", schemes: [String] = [], behaviour: Behaviour = .answer,
+        options: [String: DBusValue] = [:]
+    ) async throws {
         connection = try await fixture.connect()
         self.appID = appID
         if `protocol` == "widgethost" {
@@ -39,8 +40,8 @@ final class AppPeer: @unchecked Sendable {
             let path = "/" + appID.replacingOccurrences(of: ".", with: "/").replacingOccurrences(of: "-", with: "_")
             try connection.export([app1], at: path)
         }
-        _ = try await connection.host(
-            "RegisterApp", [.string(appID), .vardict(["protocol": .string(`protocol`), "schemes": .strings(schemes)])])
+        let registration = options.merging(["protocol": .string(`protocol`), "schemes": .strings(schemes)]) { mine, _ in mine }
+        _ = try await connection.host("RegisterApp", [.string(appID), .vardict(registration)])
     }
 
     private func record(_ member: String, _ args: [DBusValue]) {
@@ -94,33 +95,11 @@ extension Connection {
 
 @Suite("Widgets and taps", .timeLimit(.minutes(2)))
 struct WidgetTests {
-    /// The Tap Me GApplication, installed as a DBusActivatable desktop entry with its service file.
-    func installTapMe(_ fixture: HostFixture) throws -> String {
-        let script = repositoryRoot.appendingPathComponent("Tests/Fixtures/gapp/tapme_gapp.py").path
-        let record = fixture.root.appendingPathComponent("tapme.jsonl").path
-        var entry = try String(
-            contentsOf: repositoryRoot.appendingPathComponent("Tests/Fixtures/gapp/org.example.TapMe.desktop"), encoding: .utf8)
-        entry = entry.replacingOccurrences(of: "Exec=/usr/bin/python3 tapme_gapp.py", with: "Exec=/usr/bin/python3 \(script)")
-        entry += "X-WidgetHost-UserActivityAction=\n"
-        try entry.write(
-            to: fixture.dataDir.appendingPathComponent("applications/org.example.TapMe.desktop"), atomically: true, encoding: .utf8)
-        try fixture.bus.installService(
-            name: "org.example.TapMe",
-            exec: "/usr/bin/env WIDGETHOST_TEST_RECORD=\(record) WIDGETHOST_TEST_LINGER=20 WIDGETHOST_TEST_ACTIONS=refresh /usr/bin/python3 \(script) org.example.TapMe --gapplication-service")
-        return record
-    }
-
-    func records(_ path: String) -> [[String: Any]] {
-        ((try? String(contentsOfFile: path, encoding: .utf8)) ?? "").split(separator: "\n").compactMap {
-            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
-        }
-    }
-
     @Test("Tap Me through a real GApplication started by D-Bus activation: every colour, the link, the token")
     func tapMeGApplication() async throws {
         let fixture = try await HostFixture.make()
         defer { fixture.stop() }
-        let record = try installTapMe(fixture)
+        let record = try fixture.installTapMe()
         try await fixture.startHost()
         // The bundle comes from the app's registration, which then ends: deliveries go to the desktop entry.
         let publisher = try await AppPeer(fixture, appID: "org.example.TapMe", protocol: "freedesktop", schemes: ["tap-me-widget"])
@@ -150,7 +129,7 @@ struct WidgetTests {
         let (outcome, details) = try await renderer.tap(linked, "show-red")
         #expect(outcome == "open-url" && details["via"] == .string("link") && details["url"] == .string("tap-me-widget://show-red"))
 
-        let opens = records(record).filter { $0["call"] as? String == "open" }
+        let opens = fixture.records(record).filter { $0["call"] as? String == "open" }
         #expect(opens.map { ($0["uris"] as? [String])?.first ?? "" } == [
             "tap-me-widget://show-red", "tap-me-widget://show-green", "tap-me-widget://show-blue", "tap-me-widget://show-yellow",
             "tap-me-widget://show-red",
@@ -167,7 +146,7 @@ struct WidgetTests {
     func userActivityGApplication() async throws {
         let fixture = try await HostFixture.make()
         defer { fixture.stop() }
-        let record = try installTapMe(fixture)
+        let record = try fixture.installTapMe()
         try await fixture.startHost()
         let publisher = try await AppPeer(fixture, appID: "org.example.TapMe", protocol: "freedesktop")
         try await publisher.registerWidgets(
@@ -181,7 +160,7 @@ struct WidgetTests {
         let (outcome, details) = try await renderer.tap(path, "t")
         #expect(outcome == "continue-user-activity")
         #expect(details["activity_type"] == .string("Hero"))
-        let activate = records(record).first { $0["call"] as? String == "activate" }
+        let activate = fixture.records(record).first { $0["call"] as? String == "activate" }
         let activity = (activate?["platform_data"] as? [String: String])?["org.widgethost.user-activity"] ?? ""
         #expect(activity.contains("'activity_type': <'Hero'>"), "\(activity)")
         #expect(activity.contains("'intent': <'SelectHero'>") && activity.contains("'hero': <'spouty'>"), "\(activity)")
@@ -297,15 +276,65 @@ struct WidgetTests {
         for code in ["multiple-widget-urls", "link-ignored-in-family", "control-ignored-in-family", "link-without-id", "control-without-id"] {
             #expect(result.stdout.contains(code), "\(code) missing in \(result.stdout)")
         }
-        let dup = try await fixture.busctl([
-            "call", "org.widgethost.Host1", "/org/widgethost/Host1", "org.widgethost.Host1.Widgets", "LintContent", "ss",
-            "systemSmall", #"{"type":"v","children":[{"type":"a","id":"x"},{"type":"b","id":"x"}]}"#,
+        // Every duplicate id and every bad URL, not just the first problem.
+        let broken = #"{"type":"v","children":[{"type":"a","id":"x"},{"type":"b","id":"x"},{"type":"c","id":"y"},{"type":"d","id":"y","widgetURL":"nota url"},{"type":"link","id":"l","url":"/relative"}]}"#
+        let all = try await fixture.busctl([
+            "--json=short", "call", "org.widgethost.Host1", "/org/widgethost/Host1", "org.widgethost.Host1.Widgets", "LintContent", "ss",
+            "systemSmall", broken,
         ])
-        #expect(dup.stdout.contains("duplicate-id"), "\(dup.stdout)")
-        let badURL = try await fixture.busctl([
-            "call", "org.widgethost.Host1", "/org/widgethost/Host1", "org.widgethost.Host1.Widgets", "LintContent", "ss",
-            "systemSmall", #"{"type":"t","widgetURL":"nota url"}"#,
+        let codes = all.stdout.components(separatedBy: "\"").filter { ["duplicate-id", "invalid-url"].contains($0) }
+        #expect(codes == ["duplicate-id", "duplicate-id", "invalid-url", "invalid-url"], "\(all.stdout)")
+
+        // With an app, undeclared schemes too; the CLI exits 1 on errors and 0 on warnings and infos.
+        let app = try await AppPeer(fixture, appID: "org.example.Lint", schemes: ["lint-app"])
+        defer { app.close() }
+        let withApp = try await fixture.gdbus([
+            "call", "--session", "--dest", "org.widgethost.Host1", "--object-path", "/org/widgethost/Host1",
+            "--method", "org.widgethost.Host1.Widgets.LintAppContent", "org.example.Lint", "systemSmall",
+            #"{"type":"link","id":"l","url":"other://x","children":[{"type":"t","widgetURL":"lint-app://fine"}]}"#,
         ])
-        #expect(badURL.stdout.contains("invalid-url"), "\(badURL.stdout)")
+        #expect(withApp.stdout.contains("'undeclared-scheme'") && withApp.stdout.contains("other://x"), "\(withApp)")
+        #expect(!withApp.stdout.contains("lint-app://fine"), "\(withApp.stdout)")
+        let file = fixture.root.appendingPathComponent("tree.json")
+        try #"{"type":"t","id":"t","widgetURL":"other://x"}"#.write(to: file, atomically: true, encoding: .utf8)
+        let cli = try await fixture.cli(["lint", file.path, "--family", "systemSmall", "--app", "org.example.Lint"])
+        #expect(cli.status == 0 && cli.stdout.contains("info: undeclared-scheme"), "\(cli)")
+        try broken.write(to: file, atomically: true, encoding: .utf8)
+        let failing = try await fixture.cli(["lint", file.path, "--family", "systemSmall"])
+        #expect(failing.status == 1 && failing.stdout.contains("error: duplicate-id"), "\(failing)")
+        await expectHostError("UnknownApp", mentioning: "org.example.Nobody") {
+            _ = try await app.connection.call(
+                destination: "org.widgethost.Host1", path: "/org/widgethost/Host1", interface: "org.widgethost.Host1.Widgets",
+                member: "LintAppContent", [.string("org.example.Nobody"), .string("systemSmall"), .string(#"{"type":"t"}"#)])
+        }
+    }
+}
+
+extension HostFixture {
+    /// The Tap Me GApplication, installed as a DBusActivatable desktop entry with
+    /// its service file. `environment` adds settings of tapme_gapp.py. Returns
+    /// the file the app records its calls in.
+    func installTapMe(environment extra: [String: String] = [:]) throws -> String {
+        let script = repositoryRoot.appendingPathComponent("Tests/Fixtures/gapp/tapme_gapp.py").path
+        let record = root.appendingPathComponent("tapme.jsonl").path
+        var entry = try String(
+            contentsOf: repositoryRoot.appendingPathComponent("Tests/Fixtures/gapp/org.example.TapMe.desktop"), encoding: .utf8)
+        entry = entry.replacingOccurrences(of: "Exec=/usr/bin/python3 tapme_gapp.py", with: "Exec=/usr/bin/python3 \(script)")
+        entry += "X-WidgetHost-UserActivityAction=\n"
+        try entry.write(to: dataDir.appendingPathComponent("applications/org.example.TapMe.desktop"), atomically: true, encoding: .utf8)
+        let settings = ["WIDGETHOST_TEST_RECORD": record, "WIDGETHOST_TEST_LINGER": "20", "WIDGETHOST_TEST_ACTIONS": "refresh"]
+            .merging(extra) { _, new in new }
+            .sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+        try bus.installService(
+            name: "org.example.TapMe",
+            exec: "/usr/bin/env \(settings) /usr/bin/python3 \(script) org.example.TapMe --gapplication-service")
+        return record
+    }
+
+    /// The calls a tapme_gapp.py app recorded.
+    func records(_ path: String) -> [[String: Any]] {
+        ((try? String(contentsOfFile: path, encoding: .utf8)) ?? "").split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
     }
 }

@@ -29,6 +29,9 @@ Environment (all optional):
                                parameter (e.g. s or (sa{sv})); unset or empty = none
   WIDGETHOST_TEST_LINGER       seconds to stay alive after start-up and after the last
                                call (default 30), then quit
+  WIDGETHOST_TEST_CRASH        "open", "activate" or "action": after recording such a
+                               call, the process dies at once (os._exit(70)) without
+                               answering it, as an app that crashes mid-delivery
 
 GLib checks an action's parameter type itself: ActivateAction with a parameter
 of another type, or with none for an action that takes one (or the reverse),
@@ -244,6 +247,9 @@ class TapMe(Gio.Application):
             "pid": os.getpid(),
             "time": time.time(),
         })
+        if env("WIDGETHOST_TEST_CRASH") == call:
+            log("crashing on %s, as asked" % call)
+            os._exit(70)
         self.restart_linger()
 
     def do_activate(self):
