@@ -111,9 +111,19 @@ public struct ViewTree: Sendable, Equatable {
         } catch {
             throw .invalidContent("content is not valid JSON (\(error)); send a JSON object such as {\"type\":\"text\"}")
         }
-        var ids = Set<String>()
         var count = 0
-        let root = try element(value, at: "$", depth: 1, limits: limits, ids: &ids, count: &count)
+        return try parse(value: value, json: json, at: "$", limits: limits, count: &count)
+    }
+
+    /// Validates an already decoded tree whose root sits at `path` (`"$"` for a
+    /// whole document, `"$.lockScreen"` inside a Live Activity's content); `json`
+    /// becomes the tree's ``json``. `count` carries the number of elements seen so
+    /// far, so that several trees of one document share ``ViewTreeLimits/maxElements``.
+    static func parse(
+        value: JSONValue, json: String, at path: String, limits: ViewTreeLimits, count: inout Int
+    ) throws(HostError) -> ViewTree {
+        var ids = Set<String>()
+        let root = try element(value, at: path, depth: 1, limits: limits, ids: &ids, count: &count)
         return ViewTree(root: root, json: json)
     }
 
