@@ -49,10 +49,20 @@ public enum TapOutcome: Sendable, Equatable {
     }
 }
 
-/// A resolved tap: its outcome and the diagnostics found on the way.
+/// A resolved tap: its outcome, the diagnostics found on the way, and any
+/// further details the outcome carries.
 public struct TapResolution: Sendable, Equatable {
     public var outcome: TapOutcome
     public var diagnostics: [String]
+    /// Further `details` keys of the tap's reply, beyond those the outcome and the
+    /// diagnostics give (for example `offer_primary` when a watch may not launch the app).
+    public var details: [String: OptionValue]
+
+    public init(outcome: TapOutcome, diagnostics: [String] = [], details: [String: OptionValue] = [:]) {
+        self.outcome = outcome
+        self.diagnostics = diagnostics
+        self.details = details
+    }
 }
 
 /// What the rules need to know about a placed widget.

@@ -130,9 +130,26 @@ public struct ViewTree: Sendable, Equatable {
         } catch {
             throw .invalidContent("content is not valid JSON (\(error)); send a JSON object such as {\"type\":\"text\"}")
         }
-        var ids = Set<String>()
         var count = 0
-        let root = try element(value, at: "$", depth: 1, limits: limits, ids: &ids, count: &count, problems: &problems)
+        return try parse(value: value, json: json, at: "$", limits: limits, count: &count, problems: &problems)
+    }
+
+    /// Validates an already decoded tree whose root sits at `path` (`"$"` for a
+    /// whole document, `"$.lockScreen"` inside a Live Activity's content); `json`
+    /// becomes the tree's ``json``. `count` carries the number of elements seen so
+    /// far, so that several trees of one document share ``ViewTreeLimits/maxElements``.
+    static func parse(
+        value: JSONValue, json: String, at path: String, limits: ViewTreeLimits, count: inout Int
+    ) throws(HostError) -> ViewTree {
+        var strict: [HostError]? = nil
+        return try parse(value: value, json: json, at: path, limits: limits, count: &count, problems: &strict)
+    }
+
+    private static func parse(
+        value: JSONValue, json: String, at path: String, limits: ViewTreeLimits, count: inout Int, problems: inout [HostError]?
+    ) throws(HostError) -> ViewTree {
+        var ids = Set<String>()
+        let root = try element(value, at: path, depth: 1, limits: limits, ids: &ids, count: &count, problems: &problems)
         return ViewTree(root: root, json: json)
     }
 

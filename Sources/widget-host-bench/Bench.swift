@@ -145,6 +145,15 @@ func say(_ line: String) {
 let binDirectory = URL(fileURLWithPath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0])
     .deletingLastPathComponent().path
 
+/// User plus system CPU time of a process, in seconds (from /proc, in clock ticks).
+func cpuSeconds(_ pid: Int32) -> Double {
+    let stat = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? ""
+    // Fields after the command name, which is in parentheses and may hold spaces.
+    let fields = stat.split(separator: ")").last?.split(separator: " ") ?? []
+    guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
+    return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+}
+
 func residentKiB(_ pid: Int32) -> Int {
     let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
     let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
@@ -221,13 +230,16 @@ struct TapsBench: AsyncParsableCommand {
             }
         }
         let taps = try await latency(count)
+        let cpuBefore = cpuSeconds(host.processIdentifier)
         let tapRate = try await onThread { try renderer.pipelined(total: total, window: window, make: tap) }
+        let hostCPUPerTap = (cpuSeconds(host.processIdentifier) - cpuBefore) / Double(total) * 1e6
 
         say("")
         row("direct libdbus round trip p50 / p99", us(floor.p50) + " / " + us(floor.p99))
         row("tap → app → reply p50 / p99", us(taps.p50) + " / " + us(taps.p99))
         row("direct libdbus pipelined", String(format: "%8.0f calls/s", floorRate))
         row("taps pipelined (\(window) in flight)", String(format: "%8.0f taps/s", tapRate))
+        row("host CPU per pipelined tap", us(hostCPUPerTap))
         row("ratio tap p50 / floor p50 (target ≤ 2.5)", String(format: "%8.3f", taps.p50 / floor.p50))
         row("ratio taps/s / floor calls/s (target ≥ 0.35)", String(format: "%8.3f", tapRate / floorRate))
 

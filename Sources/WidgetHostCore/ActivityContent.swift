@@ -1,0 +1,186 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// Where a Live Activity is shown (CONTRACT §1): each has its own view tree.
+///
+/// The raw values are the names used on the bus and as keys of the content JSON.
+public enum ActivityPresentation: String, Sendable, CaseIterable, Hashable {
+    /// The banner on the lock screen (and in notification lists).
+    case lockScreen
+    /// The leading side of the compact presentation (one activity in the Dynamic Island).
+    case compactLeading
+    /// The trailing side of the compact presentation.
+    case compactTrailing
+    /// The minimal presentation, when several activities share the island.
+    case minimal
+    /// The expanded presentation, shown on a long press.
+    case expanded
+
+    /// Whether `button` and `toggle` elements run their action when tapped here.
+    ///
+    /// ActivityKit allows interactive controls only on the lock screen and in the
+    /// expanded presentation; in the compact and minimal presentations a tap on a
+    /// control is a tap on the presentation.
+    public var allowsInteractiveControls: Bool { self == .lockScreen || self == .expanded }
+
+    /// Whether `link` elements open their URL when tapped here: only in `expanded`,
+    /// as in ActivityKit.
+    public var supportsLinks: Bool { self == .expanded }
+
+    /// `"lockScreen, compactLeading, compactTrailing, minimal, expanded"`, for messages.
+    public static var allowedList: String { allCases.map(\.rawValue).joined(separator: ", ") }
+
+    /// Parses a presentation name; anything else is `InvalidArgument` listing the names.
+    public static func parse(_ s: String) throws(HostError) -> ActivityPresentation {
+        guard let presentation = ActivityPresentation(rawValue: s) else {
+            throw .invalidArgument("'\(s)' is not a Live Activity presentation; use one of \(allowedList)")
+        }
+        return presentation
+    }
+}
+
+/// The content of a Live Activity: one view tree per presentation and an optional
+/// activity-level `widgetURL` (CONTRACT §5).
+///
+/// The JSON is an object
+/// `{"widgetURL":"…","lockScreen":tree,"compactLeading":tree,"compactTrailing":tree,"minimal":tree,"expanded":tree}`
+/// whose trees follow the view-tree rules of CONTRACT §3; element ids are unique
+/// within each tree (a tap names its presentation, so two trees may share ids).
+public struct ActivityContent: Sendable, Equatable {
+    /// The activity-level `widgetURL`: what a tap opens when the tapped
+    /// presentation's tree has no `widgetURL` of its own.
+    public private(set) var widgetURL: String?
+    /// The `lockScreen` tree.
+    public private(set) var lockScreen: ViewTree
+    /// The `compactLeading` tree.
+    public private(set) var compactLeading: ViewTree
+    /// The `compactTrailing` tree.
+    public private(set) var compactTrailing: ViewTree
+    /// The `minimal` tree.
+    public private(set) var minimal: ViewTree
+    /// The `expanded` tree.
+    public private(set) var expanded: ViewTree
+    /// The JSON text as given: the `Content` property of the activity's object.
+    public private(set) var json: String
+
+    /// The keys the content object may have: `widgetURL` and the presentations.
+    public static let allowedKeys: [String] = ["widgetURL"] + ActivityPresentation.allCases.map(\.rawValue)
+
+    /// The tree of `presentation`.
+    public func tree(for presentation: ActivityPresentation) -> ViewTree {
+        switch presentation {
+        case .lockScreen: lockScreen
+        case .compactLeading: compactLeading
+        case .compactTrailing: compactTrailing
+        case .minimal: minimal
+        case .expanded: expanded
+        }
+    }
+
+    /// The URL a tap on `presentation` opens when no control or link takes the tap:
+    /// the tree's `widgetURL` (the first in depth-first pre-order), else the
+    /// activity-level ``widgetURL``, else `nil`.
+    ///
+    /// In `compactLeading`, `compactTrailing` and `minimal`, which honour neither
+    /// links nor controls, this is what every tap opens.
+    public func defaultURL(for presentation: ActivityPresentation) -> String? {
+        tree(for: presentation).widgetURLs.first ?? widgetURL
+    }
+
+    /// Parses and validates content JSON.
+    ///
+    /// - Text longer than `limits.maxBytes` (or nested too deep) → `LimitExceeded`.
+    /// - Not a JSON object, an unknown top-level key, a missing presentation, a
+    ///   `widgetURL` that is not an absolute URL, or an invalid tree → `InvalidContent`
+    ///   saying where and what to fix.
+    /// - `compactLeading` and `compactTrailing` that would open different URLs →
+    ///   `InconsistentLinks` (see ``checkCompactConsistency()``).
+    ///
+    /// All trees together may hold at most `limits.maxElements` elements.
+    public static func parse(_ json: String, limits: ViewTreeLimits = ViewTreeLimits()) throws(HostError) -> ActivityContent {
+        guard json.utf8.count <= limits.maxBytes else {
+            throw .limitExceeded(
+                "Live Activity content is \(json.utf8.count) bytes; the limit is \(limits.maxBytes) bytes — send smaller view trees")
+        }
+        // One level more than a view tree: the object holding the presentations.
+        guard ViewTree.depthOfNesting(json) <= limits.maxDepth * 2 + 3 else {
+            throw .limitExceeded("Live Activity content nests deeper than \(limits.maxDepth) elements; flatten its view trees")
+        }
+        let value: JSONValue
+        do {
+            value = try JSONDecoder().decode(JSONValue.self, from: Data(json.utf8))
+        } catch {
+            throw .invalidContent("Live Activity content is not valid JSON (\(error)); send an object such as \(example)")
+        }
+        guard case .object(let top) = value else {
+            throw .invalidContent("Live Activity content must be a JSON object, not \(value.typeName); send an object such as \(example)")
+        }
+
+        let missing = ActivityPresentation.allCases.filter { top[$0.rawValue] == nil }.map(\.rawValue)
+        let unknown = top.keys.filter { !allowedKeys.contains($0) }.sorted()
+        if !unknown.isEmpty {
+            let list = unknown.map { "'\($0)'" }.joined(separator: ", ")
+            let noun = unknown.count == 1 ? "key" : "keys"
+            var message = "Live Activity content has the unknown \(noun) \(list); the allowed keys are \(allowedKeys.joined(separator: ", "))"
+            if !missing.isEmpty { message += " (\(missing.joined(separator: ", ")) \(missing.count == 1 ? "is" : "are") missing)" }
+            throw .invalidContent(message)
+        }
+        if !missing.isEmpty {
+            let noun = missing.count == 1 ? "presentation" : "presentations"
+            throw .invalidContent(
+                "Live Activity content lacks the \(noun) \(missing.joined(separator: ", ")); every presentation (\(ActivityPresentation.allowedList)) needs a view tree")
+        }
+
+        var widgetURL: String?
+        if let raw = top["widgetURL"] {
+            guard case .string(let url) = raw else {
+                throw .invalidContent("$.widgetURL must be a string holding an absolute URL, not \(raw.typeName)")
+            }
+            try ViewTree.checkURL(url, what: "$.widgetURL", limits: limits)
+            widgetURL = url
+        }
+
+        var count = 0
+        var trees: [ActivityPresentation: ViewTree] = [:]
+        for presentation in ActivityPresentation.allCases {
+            let subtree = top[presentation.rawValue]!
+            trees[presentation] = try ViewTree.parse(
+                value: subtree, json: encode(subtree), at: "$.\(presentation.rawValue)", limits: limits, count: &count)
+        }
+        let content = ActivityContent(
+            widgetURL: widgetURL, lockScreen: trees[.lockScreen]!, compactLeading: trees[.compactLeading]!,
+            compactTrailing: trees[.compactTrailing]!, minimal: trees[.minimal]!, expanded: trees[.expanded]!, json: json)
+        try content.checkCompactConsistency()
+        return content
+    }
+
+    /// Checks that `compactLeading` and `compactTrailing` do not open different URLs.
+    ///
+    /// Both sides of the compact presentation are one view on the system's side, so a
+    /// tap on either must go to the same place. Each side opens its
+    /// ``defaultURL(for:)`` — its tree's first `widgetURL`, else the activity-level
+    /// `widgetURL`; links are not honoured in compact presentations. When both sides
+    /// open a URL and the URLs differ, this throws `InconsistentLinks` naming both.
+    ///
+    /// One side opening a URL while the other opens none is *not* an inconsistency and
+    /// is allowed: a tap on the side without a URL continues the activity's user
+    /// activity instead.
+    public func checkCompactConsistency() throws(HostError) {
+        guard let leading = defaultURL(for: .compactLeading), let trailing = defaultURL(for: .compactTrailing),
+            leading != trailing
+        else { return }
+        throw .inconsistentLinks(
+            "compactLeading opens \(leading) but compactTrailing opens \(trailing); a tap on either side of the compact presentation must open the same URL — give both trees the same widgetURL, or drop their widgetURLs and set the activity-level widgetURL")
+    }
+
+    static let example = #"{"widgetURL":"tap-me://order","lockScreen":{"type":"text"},"compactLeading":{"type":"image"},"compactTrailing":{"type":"text"},"minimal":{"type":"image"},"expanded":{"type":"vstack"}}"#
+
+    /// The JSON text of one presentation's tree, re-encoded from the parsed value.
+    private static func encode(_ value: JSONValue) -> String {
+        guard let data = try? JSONEncoder().encode(value) else { return "" }
+        return String(decoding: data, as: UTF8.self)
+    }
+}
