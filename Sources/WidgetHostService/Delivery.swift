@@ -102,7 +102,9 @@ struct Delivery: Sendable {
 
     /// The `a{sv}` details of a resolution.
     static func details(appID: String, _ resolution: TapResolution) -> [String: DBusValue] {
-        var details: [String: DBusValue] = ["app_id": .string(appID), "diagnostics": .strings(resolution.diagnostics)]
+        var details: [String: DBusValue] = resolution.details.mapValues(\.dbusValue)
+        details["app_id"] = .string(appID)
+        details["diagnostics"] = .strings(resolution.diagnostics)
         switch resolution.outcome {
         case .openURL(let url, let via):
             details["url"] = .string(url)

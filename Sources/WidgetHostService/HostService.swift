@@ -15,6 +15,10 @@ public struct HostConfiguration: Sendable {
     /// Where desktop entries and mimeapps.list are looked up.
     public var xdg: XDGDirectories
     public var maxRegistrationsPerConnection = 256
+    /// Live Activities per app (activities not yet removed).
+    public var maxActivitiesPerApp = 64
+    /// The clock the model's dates come from (Live Activity lifecycles).
+    public var clock: any WallClock = SystemWallClock()
 
     public init(environment: [String: String] = ProcessInfo.processInfo.environment) {
         xdg = XDGDirectories.fromEnvironment(environment)
@@ -37,6 +41,12 @@ public actor HostService {
     var widgets = WidgetStore()
     /// Built on first use; see `widgetInterfaces()`.
     var sharedWidgetInterfaces: [ExportedInterface]?
+    var activities: LiveActivityStore
+    /// Fires at the next Live Activity deadline (stale, end, removal); see `rearmActivityTimer()`.
+    var activityTimer: (any DispatchSourceTimer)?
+    var sharedActivityInterfaces: [ExportedInterface]?
+    /// The last `LiveActivities.Order` announced, to emit PropertiesChanged only on change.
+    var announcedOrder: [String] = []
     private var ownerWatch: Task<Void, Never>?
 
     public nonisolated var unownedExecutor: UnownedSerialExecutor {
@@ -49,6 +59,9 @@ public actor HostService {
         self.logger = logger
         self.interfaces = try HostInterfaces.all()
         self.registry = AppRegistry(maxRegistrationsPerConnection: configuration.maxRegistrationsPerConnection)
+        var limits = ActivityLimits()
+        limits.maxPerApp = configuration.maxActivitiesPerApp
+        self.activities = LiveActivityStore(limits: limits)
     }
 
     /// Serves the objects, starts watching connections and reads desktop
@@ -64,13 +77,15 @@ public actor HostService {
         }
         applyScan(await Self.scan(configuration.xdg))
         connection.addObjectManager(at: HostNames.rootPath)
-        try connection.export([appsInterface(), widgetsInterface()], at: HostNames.rootPath)
+        try connection.export([appsInterface(), widgetsInterface(), liveActivitiesInterface()], at: HostNames.rootPath)
         logger.info("serving \(HostNames.rootPath)", metadata: ["interfaces": "\(HostInterfaces.hostInterfaceNames)"])
     }
 
     public func stop() {
         ownerWatch?.cancel()
         ownerWatch = nil
+        activityTimer?.cancel()
+        activityTimer = nil
     }
 
     // MARK: Apps

@@ -181,31 +181,40 @@ extension HostService {
             let context = widgets.tapContext(id, app: app.options)!
             let resolution = try WidgetTapRules.resolve(
                 elementID: call.arguments[0].stringValue ?? "", surface: surface, policy: configuration.linkPolicy, context)
-            let details = Delivery.details(appID: widget.appID, resolution)
-            guard deliver else { return reply.succeed([.string(resolution.outcome.name), .vardict(details)]) }
-            var source: [String: DBusValue] = [
+            let source: [String: DBusValue] = [
                 "kind": .string(widget.kind), "family": .string(widget.family.rawValue), "widget_id": .string(id),
                 "surface": .string(surface.rawValue),
             ]
-            if case .openURL(_, let via) = resolution.outcome { source["via"] = .string(via) }
-            let delivery = Delivery(
-                appID: widget.appID, options: app.options, registeredBy: app.registeredBy, outcome: resolution.outcome,
-                activationToken: token, source: source)
-            let path = HostNames.widgetPath(id)
-            let timeout = configuration.deliveryTimeout
-            // The delivery's answer arrives on the connection's queue, which is this actor's executor.
-            delivery.perform(on: connection, timeout: timeout) { [weak self, details] error in
-                var details = details
-                if let error {
-                    details["error"] = .string(error.message)
-                    reply.fail(error)
-                } else {
-                    reply.succeed([.string(resolution.outcome.name), .vardict(details)])
-                }
-                self?.assumeIsolated { service in service.emitTapped(path, resolution.outcome.name, details) }
-            }
+            deliverTap(
+                HostNames.widgetPath(id), resolution, app: app, token: token, source: source, reply: reply, deliver: deliver)
         } catch {
             reply.fail(error)
+        }
+    }
+
+    /// Answers a resolved tap: at once for Resolve, else after delivering it
+    /// to the app (CONTRACT §4), then emits `Tapped` for `target`.
+    func deliverTap(
+        _ target: String, _ resolution: TapResolution, app: KnownApp, token: String?, source: [String: DBusValue], reply: Reply,
+        deliver: Bool
+    ) {
+        let details = Delivery.details(appID: app.id, resolution)
+        guard deliver else { return reply.succeed([.string(resolution.outcome.name), .vardict(details)]) }
+        var source = source
+        if case .openURL(_, let via) = resolution.outcome { source["via"] = .string(via) }
+        let delivery = Delivery(
+            appID: app.id, options: app.options, registeredBy: app.registeredBy, outcome: resolution.outcome,
+            activationToken: token, source: source)
+        // The delivery's answer arrives on the connection's queue, which is this actor's executor.
+        delivery.perform(on: connection, timeout: configuration.deliveryTimeout) { [weak self, details] error in
+            var details = details
+            if let error {
+                details["error"] = .string(error.message)
+                reply.fail(error)
+            } else {
+                reply.succeed([.string(resolution.outcome.name), .vardict(details)])
+            }
+            self?.assumeIsolated { service in service.emitTapped(target, resolution.outcome.name, details) }
         }
     }
 

@@ -29,12 +29,18 @@ struct WidgetHostd: AsyncParsableCommand {
     @Option(help: "Where the host keeps its state (default: $XDG_STATE_HOME/widgethost).")
     var stateDir: String?
 
+    @Option(help: "Live Activities one app may have at a time.")
+    var maxActivitiesPerApp: Int = 64
+
     @Option(help: "trace, debug, info, notice, warning, error or critical.")
     var logLevel: Logger.Level = .info
 
     func validate() throws {
         guard deliveryTimeout > 0, deliveryTimeout.isFinite else {
             throw ValidationError("--delivery-timeout must be a positive number of seconds, e.g. 2.5")
+        }
+        guard maxActivitiesPerApp > 0 else {
+            throw ValidationError("--max-activities-per-app must be at least 1")
         }
     }
 
@@ -51,6 +57,7 @@ struct WidgetHostd: AsyncParsableCommand {
         config.linkPolicy = linkPolicy
         config.deliveryTimeout = .milliseconds(Int64((deliveryTimeout * 1000).rounded()))
         if let stateDir { config.stateDirectory = stateDir }
+        config.maxActivitiesPerApp = maxActivitiesPerApp
 
         let bus: BusAddress
         if let address {

@@ -12,7 +12,7 @@ struct DaemonTests {
         let introspected = try await fixture.busctl(["introspect", "--xml-interface", "org.widgethost.Host1", "/org/widgethost/Host1"])
         #expect(introspected.succeeded, "\(introspected.stderr)")
         // Interfaces of the root, and of each kind of object below it.
-        let perObject = ["org.widgethost.Host1.Widget.xml": "widget"]
+        let perObject = ["org.widgethost.Host1.Widget.xml": "widget", "org.widgethost.Host1.LiveActivity.xml": "activity"]
         let hostFiles = try FileManager.default.contentsOfDirectory(atPath: repositoryRoot.appendingPathComponent("dbus").path)
             .filter { $0.hasPrefix("org.widgethost.Host1.") && $0.hasSuffix(".xml") }.sorted()
         #expect(hostFiles.count >= 3)
@@ -24,6 +24,9 @@ struct DaemonTests {
         let widget = try await app.connection.addWidget("org.example.Introspected", "K", "systemSmall")
         let object = try await fixture.busctl(["introspect", "--xml-interface", "org.widgethost.Host1", widget])
         try await compare(fixture, object.stdout, hostFiles.filter { perObject[$0] == "widget" })
+        let activity = try await app.startActivity("Delivery", try exampleFile("delivery/activity.json"))
+        let activityObject = try await fixture.busctl(["introspect", "--xml-interface", "org.widgethost.Host1", activity])
+        try await compare(fixture, activityObject.stdout, hostFiles.filter { perObject[$0] == "activity" })
         // The doc annotations travel with the interface.
         #expect(introspected.stdout.contains("org.gtk.GDBus.DocString"))
         // The standard interfaces are there too, and ObjectManager at the root.

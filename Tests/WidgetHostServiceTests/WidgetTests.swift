@@ -72,6 +72,13 @@ final class AppPeer: @unchecked Sendable {
             [.string(json)])
     }
 
+    /// StartActivity from this app's registration; returns the activity's path.
+    func startActivity(_ type: String, _ content: String, _ options: [String: DBusValue] = [:]) async throws -> String {
+        let reply = try await connection.host(
+            "StartActivity", [.string(appID), .string(type), .string(content), .vardict(options)], interface: "org.widgethost.Host1.LiveActivities")
+        return reply.first?.stringValue ?? ""
+    }
+
     func close() { connection.close() }
 }
 

@@ -1,0 +1,200 @@
+import DBus
+import Dispatch
+import Foundation
+import WidgetHostCore
+
+extension HostNames {
+    public static let liveActivities = "org.widgethost.Host1.LiveActivities"
+    public static let liveActivity = "org.widgethost.Host1.LiveActivity"
+    public static let activitiesPrefix = rootPath + "/activities/"
+    public static func activityPath(_ id: String) -> String { activitiesPrefix + id }
+}
+
+/// Live Activities (CONTRACT §5): the model's `LiveActivityStore` on the bus,
+/// its deadlines on one timer of the connection's queue.
+extension HostService {
+    func liveActivitiesInterface() throws -> ExportedInterface {
+        var exported = ExportedInterface(try description(HostNames.liveActivities))
+        exported.method("StartActivity", isolatedImmediate { service, call in try service.startActivity(call) })
+        exported.property(
+            "Order",
+            PropertyHandler(get: { [weak self] in
+                .array(element: "o", (self?.assumeIsolated { $0.currentOrder() } ?? []).map { .objectPath(HostNames.activityPath($0)) })
+            }))
+        return exported
+    }
+
+    /// The activity id in an activity object's path.
+    nonisolated static func activityID(_ path: String) -> String {
+        path.hasPrefix(HostNames.activitiesPrefix) ? String(path.dropFirst(HostNames.activitiesPrefix.count)) : ""
+    }
+
+    var now: Date { configuration.clock.now() }
+
+    func currentOrder() -> [String] { activities.ordered(now: now) }
+
+    /// `org.widgethost.Host1.LiveActivity`, one value shared by every activity
+    /// object; handlers read the id from the path.
+    func activityInterfaces() throws -> [ExportedInterface] {
+        if let shared = sharedActivityInterfaces { return shared }
+        var exported = ExportedInterface(try description(HostNames.liveActivity))
+        func property(_ name: String, _ value: @escaping @Sendable (LiveActivity, Date) -> DBusValue, empty: DBusValue) {
+            exported.property(
+                name,
+                PropertyHandler(getAt: { [weak self] path in
+                    self?.assumeIsolated { service in
+                        service.activities.activity(Self.activityID(path)).map { value($0, service.now) }
+                    } ?? empty
+                }))
+        }
+        @Sendable func seconds(_ date: Date?) -> DBusValue { .int64(date.map { Int64($0.timeIntervalSince1970.rounded(.down)) } ?? 0) }
+        property("Id", { a, _ in .string(a.id) }, empty: .string(""))
+        property("AppId", { a, _ in .string(a.appID) }, empty: .string(""))
+        property("AttributesType", { a, _ in .string(a.attributesType) }, empty: .string(""))
+        property("Content", { a, _ in .string(a.content.json) }, empty: .string(""))
+        property("State", { a, now in .string(a.activityState(at: now).rawValue) }, empty: .string(""))
+        property("StaleDate", { a, _ in seconds(a.staleDate) }, empty: .int64(0))
+        property("Relevance", { a, _ in .double(a.relevance) }, empty: .double(0))
+        property("Attributes", { a, _ in .vardict(a.attributes.mapValues(\.dbusValue)) }, empty: .vardict([:]))
+        property("ContentState", { a, _ in .vardict(a.state.mapValues(\.dbusValue)) }, empty: .vardict([:]))
+        property("StartDate", { a, _ in seconds(a.startedAt) }, empty: .int64(0))
+        property("EndDate", { a, now in a.activityState(at: now) == .ended ? seconds(a.endedAt ?? a.automaticEndDate) : .int64(0) },
+                 empty: .int64(0))
+        property("DismissalDate", { a, now in a.activityState(at: now) == .ended ? seconds(a.removalDate) : .int64(0) },
+                 empty: .int64(0))
+        exported.method("Update", isolatedImmediate { service, call in try service.updateActivity(Self.activityID(call.path), call) })
+        exported.method("End", isolatedImmediate { service, call in try service.endActivity(Self.activityID(call.path), call) })
+        exported.method(
+            "Tap", isolatedDeferred { service, call, reply in service.tapActivity(Self.activityID(call.path), call, reply, deliver: true) })
+        exported.method(
+            "Resolve",
+            isolatedDeferred { service, call, reply in service.tapActivity(Self.activityID(call.path), call, reply, deliver: false) })
+        sharedActivityInterfaces = [exported]
+        return [exported]
+    }
+
+    func startActivity(_ call: MethodCall) throws -> [DBusValue] {
+        let appID = call.arguments[0].stringValue ?? ""
+        try Validate.appID(appID)
+        try requireOwner(appID, call.sender, doing: "start its Live Activities")
+        let activity = try activities.start(
+            appID: appID, attributesType: call.arguments[1].stringValue ?? "", contentJSON: call.arguments[2].stringValue ?? "",
+            options: OptionValue.dictionary(call.arguments[3]), now: now)
+        try connection.export(activityInterfaces(), at: HostNames.activityPath(activity.id))
+        logger.info(
+            "Live Activity started", metadata: ["activity": "\(activity.id)", "app": "\(appID)", "type": "\(activity.attributesType)"])
+        activitiesChanged()
+        return [.objectPath(HostNames.activityPath(activity.id))]
+    }
+
+    /// The activity at `id`, or the standard UnknownObject error.
+    func existingActivity(_ id: String) throws -> LiveActivity {
+        guard let activity = activities.activity(id) else {
+            throw DBusError(name: DBusError.unknownObjectName, message: "No Live Activity \(id); it ended and was dismissed, or never existed")
+        }
+        return activity
+    }
+
+    func updateActivity(_ id: String, _ call: MethodCall) throws -> [DBusValue] {
+        let before = try existingActivity(id)
+        try requireOwner(before.appID, call.sender, doing: "update its Live Activities")
+        let after = try activities.update(
+            id: id, contentJSON: call.arguments[0].stringValue ?? "", options: OptionValue.dictionary(call.arguments[1]), now: now)
+        announce(id, before: before, after: after)
+        activitiesChanged()
+        return []
+    }
+
+    func endActivity(_ id: String, _ call: MethodCall) throws -> [DBusValue] {
+        let before = try existingActivity(id)
+        try requireOwner(before.appID, call.sender, doing: "end its Live Activities")
+        let result = try activities.end(id: id, options: OptionValue.dictionary(call.arguments[0]), now: now)
+        logger.info("Live Activity ended", metadata: ["activity": "\(id)", "removed": "\(result.isRemoved)"])
+        if result.isRemoved {
+            connection.unexport(HostNames.activityPath(id))
+        } else {
+            announce(id, before: before, after: result.activity)
+        }
+        activitiesChanged()
+        return []
+    }
+
+    /// PropertiesChanged for what differs between two states of an activity.
+    func announce(_ id: String, before: LiveActivity, after: LiveActivity) {
+        let now = self.now
+        var names: [String] = []
+        if before.content != after.content { names.append("Content") }
+        if before.activityState(at: now) != after.activityState(at: now) || before.endedAt != after.endedAt {
+            names += ["State", "EndDate", "DismissalDate"]
+        }
+        if before.staleDate != after.staleDate { names.append("StaleDate") }
+        if before.relevance != after.relevance { names.append("Relevance") }
+        if before.state != after.state { names.append("ContentState") }
+        if before.removeAt != after.removeAt, !names.contains("DismissalDate") { names.append("DismissalDate") }
+        guard !names.isEmpty else { return }
+        try? connection.emitPropertiesChanged(path: HostNames.activityPath(id), interface: HostNames.liveActivity, properties: names)
+    }
+
+    /// After any change: announce a new order and re-arm the deadline timer.
+    func activitiesChanged() {
+        let order = currentOrder()
+        if order != announcedOrder {
+            announcedOrder = order
+            try? connection.emitPropertiesChanged(path: HostNames.rootPath, interface: HostNames.liveActivities, properties: ["Order"])
+        }
+        rearmActivityTimer()
+    }
+
+    /// One timer, on the connection's queue, for the next stale date, 8 h end or dismissal.
+    func rearmActivityTimer() {
+        guard let deadline = activities.nextDeadline(after: now) else {
+            activityTimer?.cancel()
+            activityTimer = nil
+            return
+        }
+        if activityTimer == nil {
+            let timer = DispatchSource.makeTimerSource(queue: connection.queue)
+            timer.setEventHandler { [weak self] in self?.assumeIsolated { $0.activityDeadlinePassed() } }
+            timer.resume()
+            activityTimer = timer
+        }
+        let wait = max(0, deadline.timeIntervalSince(now))
+        // A clock jump (suspend, NTP) is caught when the timer fires: the model then advances to the real time.
+        activityTimer?.schedule(deadline: .now() + .milliseconds(Int(min(wait, 86_400) * 1000) + 1), leeway: .milliseconds(50))
+    }
+
+    func activityDeadlinePassed() {
+        let changes = activities.advance(to: now)
+        for change in changes.stateChanges {
+            try? connection.emitPropertiesChanged(
+                path: HostNames.activityPath(change.id), interface: HostNames.liveActivity, properties: ["State", "EndDate", "DismissalDate"])
+        }
+        for id in changes.removed {
+            connection.unexport(HostNames.activityPath(id))
+            logger.info("Live Activity dismissed", metadata: ["activity": "\(id)"])
+        }
+        activitiesChanged()
+    }
+
+    func tapActivity(_ id: String, _ call: MethodCall, _ reply: Reply, deliver: Bool) {
+        do {
+            let activity = try existingActivity(id)
+            let presentation = try ActivityPresentation.parse(call.arguments[0].stringValue ?? "")
+            let (surface, token) = try Self.tapOptions(call.arguments[2])
+            guard let app = registry.app(activity.appID) else {
+                throw HostError.unknownApp("\(activity.appID) is not running and has no desktop entry, so nothing can receive the tap")
+            }
+            let resolution = try ActivityTapRules.resolve(
+                presentation: presentation, elementID: call.arguments[1].stringValue ?? "", surface: surface, activity: activity,
+                app: app.options, now: now)
+            let source: [String: DBusValue] = [
+                "activity_id": .string(id), "attributes_type": .string(activity.attributesType),
+                "presentation": .string(presentation.rawValue), "surface": .string(surface.rawValue),
+            ]
+            deliverTap(
+                HostNames.activityPath(id), resolution, app: app, token: token, source: source, reply: reply, deliver: deliver)
+        } catch {
+            reply.fail(error)
+        }
+    }
+}
