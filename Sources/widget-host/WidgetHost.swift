@@ -7,7 +7,7 @@ struct WidgetHost: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "widget-host",
         abstract: "Talk to the WidgetHost service (org.widgethost.Host1).",
-        subcommands: [Apps.self, Widgets.self, Tap.self, Lint.self, Monitor.self])
+        subcommands: [Apps.self, Widgets.self, Tap.self, Activities.self, TapActivity.self, Lint.self, Monitor.self])
 }
 
 /// Options shared by every subcommand.
@@ -183,6 +183,93 @@ struct Widgets: AsyncParsableCommand {
     }
 }
 
+struct Activities: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "List Live Activities, most relevant first (LiveActivities.Order).")
+
+    @OptionGroup var bus: BusOptions
+    @Flag(help: "Print JSON for scripts instead of a table.") var json = false
+
+    func run() async throws {
+        let connection = try await bus.connect()
+        defer { connection.close() }
+        let reply = try await Host.call(connection, "org.freedesktop.DBus.ObjectManager", "GetManagedObjects")
+        var byPath: [String: [String: DBusValue]] = [:]
+        for entry in reply.first?.stringKeyedEntries ?? [:] {
+            if let properties = entry.value.stringKeyedEntries?["org.widgethost.Host1.LiveActivity"]?.stringKeyedEntries {
+                byPath[entry.key] = properties.mapValues(\.unwrapped).merging(["Path": .objectPath(entry.key)]) { a, _ in a }
+            }
+        }
+        let order = try await Host.call(
+            connection, "org.freedesktop.DBus.Properties", "Get", [.string("org.widgethost.Host1.LiveActivities"), .string("Order")])
+        let paths = order.first?.unwrapped.arrayElements?.compactMap(\.stringValue) ?? []
+        let rows = paths.compactMap { byPath[$0] }
+        if json {
+            try printJSON(rows.map { $0.mapValues(jsonObject) })
+            return
+        }
+        if rows.isEmpty {
+            print("No Live Activities.")
+            return
+        }
+        func date(_ value: DBusValue?) -> String {
+            guard let seconds = value?.integerValue, seconds > 0 else { return "-" }
+            return ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: TimeInterval(seconds)))
+        }
+        printTable(
+            ["ID", "APP", "TYPE", "STATE", "RELEVANCE", "STALE", "DISMISSAL"],
+            rows.map { row in
+                [
+                    row["Id"]?.stringValue ?? "", row["AppId"]?.stringValue ?? "", row["AttributesType"]?.stringValue ?? "",
+                    row["State"]?.stringValue ?? "", row["Relevance"].flatMap { if case .double(let d) = $0 { "\(d)" } else { nil } } ?? "0",
+                    date(row["StaleDate"]), date(row["DismissalDate"]),
+                ]
+            })
+    }
+}
+
+struct TapActivity: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "tap-activity",
+        abstract: "Tap a presentation of a Live Activity (by id or object path) and print the outcome and details.")
+
+    @OptionGroup var bus: BusOptions
+    @Argument(help: "The activity: its id (a1) or object path.") var activity: String
+    @Argument(help: "lockScreen, compactLeading, compactTrailing, minimal or expanded.") var presentation: String
+    @Argument(help: "The id of the tapped element; empty for the background.") var element: String = ""
+    @Option(help: "desktop, lock-screen, car or watch.") var surface: String?
+    @Option(help: "The activation token the renderer got from the compositor.") var token: String?
+    @Flag(help: "Resolve only: deliver nothing.") var dryRun = false
+
+    func run() async throws {
+        let connection = try await bus.connect()
+        defer { connection.close() }
+        let path = activity.hasPrefix("/") ? activity : "\(Host.path)/activities/\(activity)"
+        let reply = try await tapObject(
+            connection, path: path, interface: "org.widgethost.Host1.LiveActivity", member: dryRun ? "Resolve" : "Tap",
+            [.string(presentation), .string(element), tapOptions(surface: surface, token: token)])
+        print("\(reply[0].stringValue ?? "?") \(describeDetails(reply[1].stringKeyedEntries ?? [:]))")
+    }
+}
+
+/// Tap options from the command line.
+func tapOptions(surface: String?, token: String?) -> DBusValue {
+    var options: [String: DBusValue] = [:]
+    if let surface { options["surface"] = .string(surface) }
+    if let token { options["activation_token"] = .string(token) }
+    return .vardict(options)
+}
+
+/// Calls Tap or Resolve on a widget or activity object, with errors said plainly.
+func tapObject(_ connection: Connection, path: String, interface: String, member: String, _ args: [DBusValue]) async throws
+    -> [DBusValue]
+{
+    do {
+        return try await connection.call(destination: Host.name, path: path, interface: interface, member: member, args)
+    } catch let error as DBusError {
+        throw CLIError("\(member) failed: \(error.name): \(error.message)")
+    }
+}
+
 struct Tap: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Tap a widget (by id or object path) and print the outcome and details.")
@@ -198,17 +285,9 @@ struct Tap: AsyncParsableCommand {
         let connection = try await bus.connect()
         defer { connection.close() }
         let path = widget.hasPrefix("/") ? widget : "\(Host.path)/widgets/\(widget)"
-        var options: [String: DBusValue] = [:]
-        if let surface { options["surface"] = .string(surface) }
-        if let token { options["activation_token"] = .string(token) }
-        let reply: [DBusValue]
-        do {
-            reply = try await connection.call(
-                destination: Host.name, path: path, interface: "org.widgethost.Host1.Widget", member: dryRun ? "Resolve" : "Tap",
-                [.string(element), .vardict(options)])
-        } catch let error as DBusError {
-            throw CLIError("\(dryRun ? "Resolve" : "Tap") failed: \(error.name): \(error.message)")
-        }
+        let reply = try await tapObject(
+            connection, path: path, interface: "org.widgethost.Host1.Widget", member: dryRun ? "Resolve" : "Tap",
+            [.string(element), tapOptions(surface: surface, token: token)])
         print("\(reply[0].stringValue ?? "?") \(describeDetails(reply[1].stringKeyedEntries ?? [:]))")
     }
 }
@@ -246,7 +325,8 @@ struct Lint: AsyncParsableCommand {
 }
 
 struct Monitor: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Print one line per tap the host resolves, as they happen.")
+    static let configuration = CommandConfiguration(
+        abstract: "Print one line per tap the host resolves (on widgets and Live Activities), as they happen.")
 
     @OptionGroup var bus: BusOptions
 

@@ -226,4 +226,51 @@ struct LiveActivityTests {
         #expect(mirrored, "\(changes.events)")
         #expect(managed.messages.filter { $0.member == "InterfacesAdded" }.count == 2)
     }
+
+    @Test("The delivery-tracker app starts its activity with GDBus; widget-host activities, tap-activity and monitor show and tap it")
+    func exampleAndCLI() async throws {
+        let fixture = try await HostFixture.make()
+        defer { fixture.stop() }
+        try await fixture.startHost()
+        let output = fixture.root.appendingPathComponent("delivery.out")
+        _ = FileManager.default.createFile(atPath: output.path, contents: nil)
+        let handle = try FileHandle(forWritingTo: output)
+        let app = Process()
+        app.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        app.arguments = [repositoryRoot.appendingPathComponent("examples/delivery/delivery_app.py").path]
+        app.environment = fixture.environment
+        app.standardOutput = handle
+        app.standardError = handle
+        try app.run()
+        defer { if app.isRunning { app.terminate() } }
+        func printed() -> String { (try? String(contentsOf: output, encoding: .utf8)) ?? "" }
+        let started = await eventually(timeout: 10) { printed().contains("started a1") }
+        #expect(started, "\(printed())")
+
+        let monitor = Process()
+        let monitorOutput = fixture.root.appendingPathComponent("monitor.out")
+        _ = FileManager.default.createFile(atPath: monitorOutput.path, contents: nil)
+        monitor.executableURL = URL(fileURLWithPath: buildDirectory + "/widget-host")
+        monitor.arguments = ["monitor"]
+        monitor.environment = fixture.environment
+        monitor.standardOutput = try FileHandle(forWritingTo: monitorOutput)
+        try monitor.run()
+        defer { monitor.terminate() }
+        try await Task.sleep(for: .milliseconds(300))
+
+        let list = try await fixture.cli(["activities"])
+        #expect(list.succeeded && list.stdout.contains("a1") && list.stdout.contains("DeliveryAttributes") && list.stdout.contains("active"), "\(list)")
+        let tap = try await fixture.cli(["tap-activity", "a1", "expanded", "map", "--token", "tok"])
+        #expect(tap.succeeded && tap.stdout.hasPrefix("open-url") && tap.stdout.contains("delivery-tracker://order/1234/map"), "\(tap)")
+        let opened = await eventually(timeout: 10) { printed().contains("Delivery opened delivery-tracker://order/1234/map") }
+        #expect(opened, "\(printed())")
+        let dry = try await fixture.cli(["tap-activity", "a1", "minimal", "--dry-run"])
+        #expect(dry.succeeded && dry.stdout.contains("via=\"default\""), "\(dry)")
+        let unknown = try await fixture.cli(["tap-activity", "a9", "minimal"])
+        #expect(!unknown.succeeded && unknown.stderr.contains("UnknownObject"), "\(unknown)")
+        let monitored = await eventually(timeout: 10) {
+            ((try? String(contentsOf: monitorOutput, encoding: .utf8)) ?? "").contains("/org/widgethost/Host1/activities/a1 open-url")
+        }
+        #expect(monitored)
+    }
 }

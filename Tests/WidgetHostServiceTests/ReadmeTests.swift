@@ -68,6 +68,16 @@ struct ReadmeTests {
             #expect(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == example.expectedOutput)
             return
         }
+        if example.command.contains("/activities/a1") {
+            // The README starts this activity with the delivery-tracker example app.
+            let app = try await AppPeer(fixture, appID: "org.example.Delivery", schemes: ["delivery-tracker"])
+            defer { app.close() }
+            _ = try await app.startActivity("DeliveryAttributes", try exampleFile("delivery/activity.json"))
+            let result = try await runCommand("/bin/bash", ["-c", example.command], environment: fixture.environment)
+            #expect(result.succeeded, "stderr: \(result.stderr)")
+            #expect(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == example.expectedOutput)
+            return
+        }
         let result = try await runCommand("/bin/bash", ["-c", example.command], environment: fixture.environment)
         if let expected = example.expectedError {
             #expect(!result.succeeded)

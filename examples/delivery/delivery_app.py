@@ -1,0 +1,87 @@
+#!/usr/bin/python3
+"""Delivery tracker: a GLib GApplication that starts a Live Activity on WidgetHost.
+
+It registers with the host on its own D-Bus connection (protocol
+'freedesktop', so taps arrive through org.freedesktop.Application), starts
+the Live Activity in activity.json with GDBus — the same StartActivity call
+`gdbus call` makes, but on the connection that holds the app's registration,
+which is the only one allowed to start, update or end the app's activities —
+counts the minutes down with Update, and prints every URL it is asked to open.
+
+    /usr/bin/python3 examples/delivery/delivery_app.py
+
+Tap it with `widget-host tap-activity a1 expanded map` (or gdbus, see the
+README) and watch this program print the URL. It ends the activity and quits
+after 60 seconds.
+"""
+import os
+import sys
+import time
+
+import gi
+
+gi.require_version("Gio", "2.0")
+from gi.repository import Gio, GLib  # noqa: E402
+
+APP_ID = "org.example.Delivery"
+HERE = os.path.dirname(os.path.abspath(__file__))
+HOST, ROOT = "org.widgethost.Host1", "/org/widgethost/Host1"
+
+
+class Delivery(Gio.Application):
+    def __init__(self):
+        super().__init__(application_id=APP_ID, flags=Gio.ApplicationFlags.HANDLES_OPEN)
+        self.activity = None
+        self.eta = 10
+
+    def host(self, interface, method, signature, args, path=ROOT):
+        bus = self.get_dbus_connection()
+        reply = bus.call_sync(HOST, path, "org.widgethost.Host1." + interface, method,
+                              GLib.Variant(signature, args), None, Gio.DBusCallFlags.NONE, 10000, None)
+        return reply.unpack()
+
+    def do_startup(self):
+        Gio.Application.do_startup(self)
+        self.hold()  # stay up: taps may come at any time
+        self.host("Apps", "RegisterApp", "(sa{sv})", (APP_ID, {
+            "protocol": GLib.Variant("s", "freedesktop"),
+            "schemes": GLib.Variant("as", ["delivery-tracker"]),
+        }))
+        with open(os.path.join(HERE, "activity.json"), encoding="utf-8") as f:
+            content = f.read()
+        (self.activity,) = self.host("LiveActivities", "StartActivity", "(sssa{sv})", (APP_ID, "DeliveryAttributes", content, {
+            "attributes": GLib.Variant("a{sv}", {"order": GLib.Variant("s", "1234")}),
+            "state": self.state(),
+            "stale_date": GLib.Variant("x", int(time.time()) + 3600),
+            "relevance": GLib.Variant("d", 5.0),
+        }))
+        print(f"started {self.activity.rsplit('/', 1)[-1]} ({self.activity})", flush=True)
+        GLib.timeout_add_seconds(20, self.tick)
+        GLib.timeout_add_seconds(60, self.finish)
+
+    def state(self):
+        return GLib.Variant("a{sv}", {
+            "eta_minutes": GLib.Variant("x", self.eta),
+            "status": GLib.Variant("s", "out-for-delivery"),
+        })
+
+    def tick(self):
+        self.eta = max(0, self.eta - 1)
+        self.host("LiveActivity", "Update", "(sa{sv})", ("", {"state": self.state()}), path=self.activity)
+        return self.eta > 0
+
+    def do_activate(self):
+        pass
+
+    def do_open(self, files, n_files, hint):
+        for f in files:
+            print(f"Delivery opened {f.get_uri()}", flush=True)
+
+    def finish(self):
+        self.host("LiveActivity", "End", "(a{sv})", ({"dismissal": GLib.Variant("s", "immediate")},), path=self.activity)
+        self.release()
+        return False
+
+
+if __name__ == "__main__":
+    sys.exit(Delivery().run([sys.argv[0]]))
