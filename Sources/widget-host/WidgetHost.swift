@@ -236,37 +236,36 @@ struct TapActivity: AsyncParsableCommand {
     @Argument(help: "The activity: its id (a1) or object path.") var activity: String
     @Argument(help: "lockScreen, compactLeading, compactTrailing, minimal or expanded.") var presentation: String
     @Argument(help: "The id of the tapped element; empty for the background.") var element: String = ""
+    @OptionGroup var tap: TapArguments
+
+    func run() async throws {
+        let path = activity.hasPrefix("/") ? activity : "\(Host.path)/activities/\(activity)"
+        try await tap.run(bus, path: path, interface: "org.widgethost.Host1.LiveActivity", [.string(presentation), .string(element)])
+    }
+}
+
+/// What tap and tap-activity share: the tap's options and how it is made and printed.
+struct TapArguments: ParsableArguments {
     @Option(help: "desktop, lock-screen, car or watch.") var surface: String?
     @Option(help: "The activation token the renderer got from the compositor.") var token: String?
     @Flag(help: "Resolve only: deliver nothing.") var dryRun = false
 
-    func run() async throws {
+    /// Calls Tap (or Resolve) with `arguments` plus the options; prints the outcome and details.
+    func run(_ bus: BusOptions, path: String, interface: String, _ arguments: [DBusValue]) async throws {
+        var options: [String: DBusValue] = [:]
+        if let surface { options["surface"] = .string(surface) }
+        if let token { options["activation_token"] = .string(token) }
+        let member = dryRun ? "Resolve" : "Tap"
         let connection = try await bus.connect()
         defer { connection.close() }
-        let path = activity.hasPrefix("/") ? activity : "\(Host.path)/activities/\(activity)"
-        let reply = try await tapObject(
-            connection, path: path, interface: "org.widgethost.Host1.LiveActivity", member: dryRun ? "Resolve" : "Tap",
-            [.string(presentation), .string(element), tapOptions(surface: surface, token: token)])
+        let reply: [DBusValue]
+        do {
+            reply = try await connection.call(
+                destination: Host.name, path: path, interface: interface, member: member, arguments + [.vardict(options)])
+        } catch let error as DBusError {
+            throw CLIError("\(member) failed: \(error.name): \(error.message)")
+        }
         print("\(reply[0].stringValue ?? "?") \(describeDetails(reply[1].stringKeyedEntries ?? [:]))")
-    }
-}
-
-/// Tap options from the command line.
-func tapOptions(surface: String?, token: String?) -> DBusValue {
-    var options: [String: DBusValue] = [:]
-    if let surface { options["surface"] = .string(surface) }
-    if let token { options["activation_token"] = .string(token) }
-    return .vardict(options)
-}
-
-/// Calls Tap or Resolve on a widget or activity object, with errors said plainly.
-func tapObject(_ connection: Connection, path: String, interface: String, member: String, _ args: [DBusValue]) async throws
-    -> [DBusValue]
-{
-    do {
-        return try await connection.call(destination: Host.name, path: path, interface: interface, member: member, args)
-    } catch let error as DBusError {
-        throw CLIError("\(member) failed: \(error.name): \(error.message)")
     }
 }
 
@@ -277,18 +276,11 @@ struct Tap: AsyncParsableCommand {
     @OptionGroup var bus: BusOptions
     @Argument(help: "The widget: its id (w1) or object path.") var widget: String
     @Argument(help: "The id of the tapped element; empty for the background.") var element: String = ""
-    @Option(help: "desktop, lock-screen, car or watch.") var surface: String?
-    @Option(help: "The activation token the renderer got from the compositor.") var token: String?
-    @Flag(help: "Resolve only: deliver nothing.") var dryRun = false
+    @OptionGroup var tap: TapArguments
 
     func run() async throws {
-        let connection = try await bus.connect()
-        defer { connection.close() }
         let path = widget.hasPrefix("/") ? widget : "\(Host.path)/widgets/\(widget)"
-        let reply = try await tapObject(
-            connection, path: path, interface: "org.widgethost.Host1.Widget", member: dryRun ? "Resolve" : "Tap",
-            [.string(element), tapOptions(surface: surface, token: token)])
-        print("\(reply[0].stringValue ?? "?") \(describeDetails(reply[1].stringKeyedEntries ?? [:]))")
+        try await tap.run(bus, path: path, interface: "org.widgethost.Host1.Widget", [.string(element)])
     }
 }
 
