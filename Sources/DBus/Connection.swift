@@ -305,6 +305,8 @@ public final class Connection: Sendable {
 
     /// Sends a call's message; runs on the queue.
     private func send(_ call: PendingCall, _ message: Message, timeout: Duration?) {
+        // Cancelled between the caller and the queue: nothing to send or track.
+        guard !call.isFinished else { return }
         let registered = state.withLock { state -> Bool in
             guard !state.disconnected else { return false }
             state.calls[ObjectIdentifier(call)] = call
@@ -453,6 +455,9 @@ final class PendingCall: @unchecked Sendable {
     /// When the call times out (uptime ns; `.max` for never). Written and read on the connection's queue.
     nonisolated(unsafe) var deadline: UInt64 = .max
     nonisolated(unsafe) var timeoutMilliseconds: Int64 = 0
+
+    /// True once the call has finished, whichever way.
+    var isFinished: Bool { state.withLock { $0.finished } }
 
     /// False when the call finished (was cancelled) before it started.
     func setCompletion(_ completion: @escaping @Sendable (Result<Message, any Error>) -> Void) -> Bool {

@@ -74,6 +74,7 @@ extension HostService {
     }
 
     func startActivity(_ call: MethodCall) throws -> [DBusValue] {
+        activityDeadlinePassed()
         let appID = call.arguments[0].stringValue ?? ""
         try Validate.appID(appID)
         try requireOwner(appID, call.sender, doing: "start its Live Activities")
@@ -87,8 +88,12 @@ extension HostService {
         return [.objectPath(HostNames.activityPath(activity.id))]
     }
 
-    /// The activity at `id`, or the standard UnknownObject error.
+    /// The activity at `id`, or the standard UnknownObject error. Deadlines
+    /// already passed are applied (and announced) first, so a change is never
+    /// judged against a state renderers were not told about, and a dismissed
+    /// activity is gone even if the timer has not fired yet.
     func existingActivity(_ id: String) throws -> LiveActivity {
+        if let due = activities.nextDeadline(after: now), due <= now { activityDeadlinePassed() }
         guard let activity = activities.activity(id) else {
             throw DBusError(name: DBusError.unknownObjectName, message: "No Live Activity \(id); it ended and was dismissed, or never existed")
         }
@@ -159,8 +164,8 @@ extension HostService {
             activityTimer = timer
         }
         let wait = max(0, deadline.timeIntervalSince(now))
-        // A clock jump (suspend, NTP) is caught when the timer fires: the model then advances to the real time.
-        activityTimer?.schedule(deadline: .now() + .milliseconds(Int(min(wait, 86_400) * 1000) + 1), leeway: .milliseconds(50))
+        // Wall time, so a suspended machine wakes up to the deadlines that passed meanwhile.
+        activityTimer?.schedule(wallDeadline: .now() + .milliseconds(Int(min(wait, 86_400) * 1000) + 1), leeway: .milliseconds(50))
     }
 
     func activityDeadlinePassed() {
