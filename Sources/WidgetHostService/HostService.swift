@@ -44,6 +44,8 @@ public actor HostService {
     var activities: LiveActivityStore
     /// Fires at the next Live Activity deadline (stale, end, removal); see `rearmActivityTimer()`.
     var activityTimer: (any DispatchSourceTimer)?
+    /// The deadline the timer is armed for, so operations can tell cheaply whether one has passed.
+    var activityDeadline: Date?
     var sharedActivityInterfaces: [ExportedInterface]?
     /// The last `LiveActivities.Order` announced, to emit PropertiesChanged only on change.
     var announcedOrder: [String] = []

@@ -93,7 +93,7 @@ extension HostService {
     /// judged against a state renderers were not told about, and a dismissed
     /// activity is gone even if the timer has not fired yet.
     func existingActivity(_ id: String) throws -> LiveActivity {
-        if let due = activities.nextDeadline(after: now), due <= now { activityDeadlinePassed() }
+        if let due = activityDeadline, due <= now { activityDeadlinePassed() }
         guard let activity = activities.activity(id) else {
             throw DBusError(name: DBusError.unknownObjectName, message: "No Live Activity \(id); it ended and was dismissed, or never existed")
         }
@@ -152,7 +152,8 @@ extension HostService {
 
     /// One timer, on the connection's queue, for the next stale date, 8 h end or dismissal.
     func rearmActivityTimer() {
-        guard let deadline = activities.nextDeadline(after: now) else {
+        activityDeadline = activities.nextDeadline(after: now)
+        guard let deadline = activityDeadline else {
             activityTimer?.cancel()
             activityTimer = nil
             return

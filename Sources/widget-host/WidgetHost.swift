@@ -41,6 +41,18 @@ enum Host {
     static let name = "org.widgethost.Host1"
     static let path = "/org/widgethost/Host1"
 
+    /// The properties of every object serving `interface`, by path (plus "Path"), from GetManagedObjects.
+    static func objects(_ connection: Connection, _ interface: String) async throws -> [String: [String: DBusValue]] {
+        let reply = try await call(connection, "org.freedesktop.DBus.ObjectManager", "GetManagedObjects")
+        var byPath: [String: [String: DBusValue]] = [:]
+        for entry in reply.first?.stringKeyedEntries ?? [:] {
+            if let properties = entry.value.stringKeyedEntries?[interface]?.stringKeyedEntries {
+                byPath[entry.key] = properties.mapValues(\.unwrapped).merging(["Path": .objectPath(entry.key)]) { a, _ in a }
+            }
+        }
+        return byPath
+    }
+
     /// Calls a host method, turning "no host" into a clear error.
     static func call(_ connection: Connection, _ interface: String, _ member: String, _ args: [DBusValue] = []) async throws
         -> [DBusValue]
@@ -156,13 +168,8 @@ struct Widgets: AsyncParsableCommand {
     func run() async throws {
         let connection = try await bus.connect()
         defer { connection.close() }
-        let reply = try await Host.call(connection, "org.freedesktop.DBus.ObjectManager", "GetManagedObjects")
-        var rows: [[String: DBusValue]] = []
-        for entry in reply.first?.stringKeyedEntries?.sorted(by: { $0.key < $1.key }) ?? [] {
-            if let properties = entry.value.stringKeyedEntries?["org.widgethost.Host1.Widget"]?.stringKeyedEntries {
-                rows.append(properties.mapValues(\.unwrapped).merging(["Path": .objectPath(entry.key)]) { a, _ in a })
-            }
-        }
+        let objects = try await Host.objects(connection, "org.widgethost.Host1.Widget")
+        let rows = objects.keys.sorted().map { objects[$0]! }
         if json {
             try printJSON(rows.map { $0.mapValues(jsonObject) })
             return
@@ -192,13 +199,7 @@ struct Activities: AsyncParsableCommand {
     func run() async throws {
         let connection = try await bus.connect()
         defer { connection.close() }
-        let reply = try await Host.call(connection, "org.freedesktop.DBus.ObjectManager", "GetManagedObjects")
-        var byPath: [String: [String: DBusValue]] = [:]
-        for entry in reply.first?.stringKeyedEntries ?? [:] {
-            if let properties = entry.value.stringKeyedEntries?["org.widgethost.Host1.LiveActivity"]?.stringKeyedEntries {
-                byPath[entry.key] = properties.mapValues(\.unwrapped).merging(["Path": .objectPath(entry.key)]) { a, _ in a }
-            }
-        }
+        let byPath = try await Host.objects(connection, "org.widgethost.Host1.LiveActivity")
         let order = try await Host.call(
             connection, "org.freedesktop.DBus.Properties", "Get", [.string("org.widgethost.Host1.LiveActivities"), .string("Order")])
         let paths = order.first?.unwrapped.arrayElements?.compactMap(\.stringValue) ?? []
