@@ -71,6 +71,7 @@ let package = Package(
         .executableTarget(
             name: "widget-hostd",
             dependencies: [
+                "WidgetHostCore",
                 "WidgetHostService",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),

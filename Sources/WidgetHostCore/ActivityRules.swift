@@ -71,7 +71,7 @@ public enum ActivityTapRules {
         }
         // Controls, where ActivityKit makes them interactive.
         if presentation.allowsInteractiveControls, let control = chain.first(where: \.isControl), let action = control.action {
-            return result(.performAction(action: action, parameter: control.parameter))
+            return result(.performAction(action: action, parameter: control.actionParameter))
         }
         // Links, in the expanded presentation only.
         if presentation.supportsLinks, let link = chain.first(where: \.isLink), let url = link.url {

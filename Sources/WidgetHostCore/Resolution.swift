@@ -112,7 +112,7 @@ public enum WidgetTapRules {
         }
         // 1. Inside a control, in a family that allows interactive controls.
         if widget.family.allowsInteractiveControls, let control = chain.first(where: \.isControl), let action = control.action {
-            return TapResolution(outcome: .performAction(action: action, parameter: control.parameter), diagnostics: diagnostics)
+            return TapResolution(outcome: .performAction(action: action, parameter: control.actionParameter), diagnostics: diagnostics)
         }
         // 2. Inside a link, in a family that supports links.
         if widget.family.supportsLinks(policy), let link = chain.first(where: \.isLink), let url = link.url {

@@ -25,8 +25,8 @@ import Foundation
 ///   leave the widget visibly wrong.
 ///
 /// Everything else is budgeted: ``added`` (a new widget's window is empty, so it
-/// always runs), ``configured``, ``policy``, and ``appRequested`` from an app
-/// without a live registration. A ``retry`` inherits the standing of the reload
+/// always runs), ``configured``, ``policy``, ``requested``, and ``appRequested``
+/// from an app without a live registration. A ``retry`` inherits the standing of the reload
 /// that failed. A budgeted reload that finds the budget spent is deferred, never
 /// dropped: the engine fetches it when the window frees a slot.
 public enum ReloadReason: String, Sendable, CaseIterable {
@@ -42,6 +42,10 @@ public enum ReloadReason: String, Sendable, CaseIterable {
     case action
     /// An earlier fetch failed and its backoff delay has passed. Only the engine uses it.
     case retry
+    /// Someone other than the app's live registration asked for this widget:
+    /// the widget's `Reload` method (`widget-host reload`), or the host itself
+    /// when the app's provider became reachable again after failed fetches.
+    case requested
 
     /// Whether a reload for this reason is outside the daily budget.
     ///
@@ -53,7 +57,7 @@ public enum ReloadReason: String, Sendable, CaseIterable {
         switch self {
         case .action: true
         case .appRequested: appIsLive
-        case .added, .configured, .policy, .retry: false
+        case .added, .configured, .policy, .retry, .requested: false
         }
     }
 

@@ -78,6 +78,27 @@ public struct ViewElement: Sendable, Equatable {
     public var action: String? { fields["action"]?.stringValue }
     public var parameter: JSONValue? { fields["parameter"] }
     public var isControl: Bool { type == "button" || type == "toggle" }
+    /// A toggle's state as the tree shows it: its `isOn` key, false when absent.
+    public var isOn: Bool { if case .bool(let on)? = fields["isOn"] { on } else { false } }
+
+    /// What a tap on this control sends with its action (CONTRACT §3 rule 1).
+    ///
+    /// A button sends its `parameter`. A toggle sends its new state, the
+    /// opposite of ``isOn``: `true`/`false` alone when it has no `parameter`
+    /// (a GApplication's boolean action takes it as is); else an object with
+    /// `value` (the new state) and the parameter's own keys when the parameter
+    /// is an object, or the parameter under `parameter` when it is not.
+    public var actionParameter: JSONValue? {
+        guard type == "toggle" else { return parameter }
+        let value = JSONValue.bool(!isOn)
+        switch parameter {
+        case nil, .null?: return value
+        case .object(var fields)?:
+            fields["value"] = value
+            return .object(fields)
+        case let other?: return .object(["value": value, "parameter": other])
+        }
+    }
     public var isLink: Bool { type == "link" }
 }
 
@@ -228,6 +249,11 @@ public struct ViewTree: Sendable, Equatable {
         if type == "button" || type == "toggle" {
             guard case .string(let action)? = fields["action"], !action.isEmpty else {
                 throw .invalidContent("\(label): a \(type) needs an \"action\" string naming what it does")
+            }
+            if type == "toggle", let isOn = fields["isOn"] {
+                guard case .bool = isOn else {
+                    throw .invalidContent("\(label): a toggle's \"isOn\" must be true or false (the state it shows)")
+                }
             }
         }
         var children: [ViewElement] = []

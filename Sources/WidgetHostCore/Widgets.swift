@@ -17,6 +17,22 @@ public struct WidgetKind: Sendable, Equatable {
     /// The configuration intent's name; nil when the kind is not configurable.
     public var intent: String?
     public var parameters: [Parameter]
+
+    /// Checks that `name` is a parameter declared `"dynamic": true`, whose
+    /// choices the app provides (`GetConfigurationOptions`).
+    public func requireDynamic(_ name: String, appID: String) throws(HostError) {
+        guard let parameter = parameters.first(where: { $0.name == name }) else {
+            throw .invalidArgument(
+                "'\(name)' is not a configuration parameter of \(appID)'s '\(kind)'; "
+                    + (parameters.isEmpty ? "it takes none" : "its parameters are \(parameters.map(\.name).joined(separator: ", "))"))
+        }
+        guard parameter.dynamic else {
+            let dynamic = parameters.filter(\.dynamic).map(\.name)
+            throw .invalidArgument(
+                "'\(name)' of \(appID)'s '\(kind)' is not dynamic, so the app provides no options for it; "
+                    + (dynamic.isEmpty ? "the kind has no dynamic parameters" : "its dynamic parameters are \(dynamic.joined(separator: ", "))"))
+        }
+    }
 }
 
 /// An app's widget bundle (`RegisterWidgets`).
@@ -153,7 +169,8 @@ public struct WidgetStore: Sendable {
         return widget
     }
 
-    static func check(_ configuration: [String: OptionValue], _ kind: WidgetKind) throws(HostError) {
+    /// Checks that every key of `configuration` is a parameter of `kind`.
+    public static func check(_ configuration: [String: OptionValue], _ kind: WidgetKind) throws(HostError) {
         for key in configuration.keys.sorted() where !kind.parameters.contains(where: { $0.name == key }) {
             let known = kind.parameters.map(\.name)
             throw .invalidArgument(
@@ -165,6 +182,21 @@ public struct WidgetStore: Sendable {
     public mutating func setContent(_ id: String, _ json: String) throws(HostError) {
         guard widgets[id] != nil else { throw .invalidArgument("no widget \(id)") }
         widgets[id]!.content = json.isEmpty ? nil : try ViewTree.parse(json, limits: limits)
+    }
+
+    /// Shows a view tree already parsed (a timeline entry that came due).
+    public mutating func setContent(_ id: String, tree: ViewTree) {
+        widgets[id]?.content = tree
+    }
+
+    /// The ids of an app's placed widgets (of one kind, when given), in the order they were placed.
+    public func widgetIDs(appID: String, kind: String? = nil) -> [String] {
+        widgets.values.filter { $0.appID == appID && (kind == nil || $0.kind == kind) }.sorted(by: Self.placementOrder).map(\.id)
+    }
+
+    /// `w2` before `w10`: ids are `w` and a number that grows with each placement.
+    public static func placementOrder(_ a: PlacedWidget, _ b: PlacedWidget) -> Bool {
+        a.id.count != b.id.count ? a.id.count < b.id.count : a.id < b.id
     }
 
     public mutating func configure(_ id: String, _ configuration: [String: OptionValue]) throws(HostError) {

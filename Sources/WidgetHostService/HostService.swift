@@ -17,8 +17,12 @@ public struct HostConfiguration: Sendable {
     public var maxRegistrationsPerConnection = 256
     /// Live Activities per app (activities not yet removed).
     public var maxActivitiesPerApp = 64
-    /// The clock the model's dates come from (Live Activity lifecycles).
+    /// The clock the model's dates come from (Live Activity lifecycles, timelines).
     public var clock: any WallClock = SystemWallClock()
+    /// How long a provider call (`GetTimeline`, `ProvideOptions`) may take.
+    public var providerTimeout: Duration = .seconds(25)
+    /// The timeline engine's budget, pacing and retry settings.
+    public var timelines = TimelineOptions()
 
     public init(environment: [String: String] = ProcessInfo.processInfo.environment) {
         xdg = XDGDirectories.fromEnvironment(environment)
@@ -49,6 +53,9 @@ public actor HostService {
     var sharedActivityInterfaces: [ExportedInterface]?
     /// The last `LiveActivities.Order` announced, to emit PropertiesChanged only on change.
     var announcedOrder: [String] = []
+    var timelines: TimelineEngine
+    /// Fires at the timeline engine's next deadline; see `rearmTimelineTimer()`.
+    var timelineTimer: (any DispatchSourceTimer)?
     private var ownerWatch: Task<Void, Never>?
 
     public nonisolated var unownedExecutor: UnownedSerialExecutor {
@@ -64,6 +71,7 @@ public actor HostService {
         var limits = ActivityLimits()
         limits.maxPerApp = configuration.maxActivitiesPerApp
         self.activities = LiveActivityStore(limits: limits)
+        self.timelines = TimelineEngine(options: configuration.timelines)
     }
 
     /// Serves the objects, starts watching connections and reads desktop
@@ -88,6 +96,8 @@ public actor HostService {
         ownerWatch = nil
         activityTimer?.cancel()
         activityTimer = nil
+        timelineTimer?.cancel()
+        timelineTimer = nil
     }
 
     // MARK: Apps
@@ -134,6 +144,7 @@ public actor HostService {
         } else {
             logger.debug("registration updated", metadata: ["app": "\(appID)", "owner": "\(call.sender)"])
         }
+        providerMayHaveChanged(appID)
         return []
     }
 
@@ -231,5 +242,6 @@ public actor HostService {
         for warning in scan.warnings { logger.warning("\(warning)") }
         registry.replaceDiscovered(scan)
         logger.info("desktop entries read", metadata: ["apps": "\(scan.apps.map(\.id))"])
+        for app in scan.apps { providerMayHaveChanged(app.id) }
     }
 }

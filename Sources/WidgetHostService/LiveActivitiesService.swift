@@ -153,20 +153,7 @@ extension HostService {
     /// One timer, on the connection's queue, for the next stale date, 8 h end or dismissal.
     func rearmActivityTimer() {
         activityDeadline = activities.nextDeadline(after: now)
-        guard let deadline = activityDeadline else {
-            activityTimer?.cancel()
-            activityTimer = nil
-            return
-        }
-        if activityTimer == nil {
-            let timer = DispatchSource.makeTimerSource(queue: connection.queue)
-            timer.setEventHandler { [weak self] in self?.assumeIsolated { $0.activityDeadlinePassed() } }
-            timer.resume()
-            activityTimer = timer
-        }
-        let wait = max(0, deadline.timeIntervalSince(now))
-        // Wall time, so a suspended machine wakes up to the deadlines that passed meanwhile.
-        activityTimer?.schedule(wallDeadline: .now() + .milliseconds(Int(min(wait, 86_400) * 1000) + 1), leeway: .milliseconds(50))
+        arm(&activityTimer, at: activityDeadline) { service in service.activityDeadlinePassed() }
     }
 
     func activityDeadlinePassed() {

@@ -15,6 +15,7 @@ extension HostService {
         exported.method("AddWidget", isolatedImmediate { service, call in try service.addWidget(call) })
         exported.method("LintContent", isolatedImmediate { service, call in try service.lintContent(call) })
         exported.method("LintAppContent", isolatedImmediate { service, call in try service.lintAppContent(call) })
+        registerTimelineMethods(&exported)
         return exported
     }
 
@@ -43,6 +44,7 @@ extension HostService {
         let bundle = try WidgetBundle.parse(call.arguments[1].stringValue ?? "")
         for id in widgets.registerBundle(appID: appID, bundle) {
             connection.unexport(HostNames.widgetPath(id))
+            widgetGone(id)
         }
         logger.info("widgets registered", metadata: ["app": "\(appID)", "kinds": "\(bundle.kinds.map(\.kind))"])
         return []
@@ -55,6 +57,7 @@ extension HostService {
             configuration: OptionValue.dictionary(call.arguments[3]))
         try connection.export(widgetInterfaces(), at: HostNames.widgetPath(widget.id))
         logger.info("widget added", metadata: ["widget": "\(widget.id)", "app": "\(appID)", "kind": "\(widget.kind)"])
+        widgetPlaced(widget.id)
         return [.objectPath(HostNames.widgetPath(widget.id))]
     }
 
@@ -108,6 +111,8 @@ extension HostService {
         exported.method("SetContent", isolatedImmediate { service, call in try service.setContent(Self.widgetID(call.path), call) })
         exported.method("Configure", isolatedImmediate { service, call in try service.configure(Self.widgetID(call.path), call) })
         exported.method("Remove", isolatedImmediate { service, call in service.removeWidget(Self.widgetID(call.path)) })
+        exported.method("Reload", isolatedImmediate { service, call in try service.reloadWidget(Self.widgetID(call.path)) })
+        exported.method("DescribeTimeline", isolatedImmediate { service, call in try service.describeTimeline(Self.widgetID(call.path)) })
         exported.method(
             "Tap", isolatedDeferred { service, call, reply in service.tap(Self.widgetID(call.path), call, reply, deliver: true) })
         exported.method(
@@ -137,12 +142,14 @@ extension HostService {
     func configure(_ id: String, _ call: MethodCall) throws -> [DBusValue] {
         try widgets.configure(id, OptionValue.dictionary(call.arguments[0]))
         try? connection.emitPropertiesChanged(path: HostNames.widgetPath(id), interface: HostNames.widget, properties: ["Configuration"])
+        requestReload(id, .configured)
         return []
     }
 
     func removeWidget(_ id: String) -> [DBusValue] {
         widgets.remove(id)
         connection.unexport(HostNames.widgetPath(id))
+        widgetGone(id)
         logger.info("widget removed", metadata: ["widget": "\(id)"])
         return []
     }
@@ -206,7 +213,7 @@ extension HostService {
             appID: app.id, options: app.options, registeredBy: app.registeredBy, outcome: resolution.outcome,
             activationToken: token, source: source)
         // The delivery's answer arrives on the connection's queue, which is this actor's executor.
-        delivery.perform(on: connection, timeout: configuration.deliveryTimeout) { [weak self, details] error in
+        delivery.perform(on: connection, timeout: configuration.deliveryTimeout) { [weak self, details, source] error in
             var details = details
             if let error {
                 details["error"] = .string(error.message)
@@ -214,7 +221,13 @@ extension HostService {
             } else {
                 reply.succeed([.string(resolution.outcome.name), .vardict(details)])
             }
-            self?.assumeIsolated { service in service.emitTapped(target, resolution.outcome.name, details) }
+            self?.assumeIsolated { service in
+                service.emitTapped(target, resolution.outcome.name, details)
+                // CONTRACT §3 rule 1: after a control's action the widget's timeline is reloaded.
+                if case .performAction = resolution.outcome, case .string(let widgetID)? = source["widget_id"] {
+                    service.requestReload(widgetID, .action)
+                }
+            }
         }
     }
 

@@ -7,7 +7,10 @@ struct WidgetHost: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "widget-host",
         abstract: "Talk to the WidgetHost service (org.widgethost.Host1).",
-        subcommands: [Apps.self, Widgets.self, Tap.self, Activities.self, TapActivity.self, Lint.self, Monitor.self])
+        subcommands: [
+            Apps.self, Widgets.self, Tap.self, Activities.self, TapActivity.self, Reload.self, Options.self, Timeline.self, Lint.self,
+            Monitor.self,
+        ])
 }
 
 /// Options shared by every subcommand.
@@ -54,9 +57,9 @@ enum Host {
     }
 
     /// Calls a host method, turning "no host" into a clear error.
-    static func call(_ connection: Connection, _ interface: String, _ member: String, _ args: [DBusValue] = []) async throws
-        -> [DBusValue]
-    {
+    static func call(
+        _ connection: Connection, path: String = Host.path, _ interface: String, _ member: String, _ args: [DBusValue] = []
+    ) async throws -> [DBusValue] {
         do {
             return try await connection.call(destination: name, path: path, interface: interface, member: member, args)
         } catch let error as DBusError
@@ -70,6 +73,11 @@ enum Host {
         } catch let error as DBusError {
             throw CLIError("\(member) failed: \(error.name): \(error.message)")
         }
+    }
+
+    /// A widget's object path from its id or path.
+    static func widgetPath(_ widget: String) -> String {
+        widget.hasPrefix("/") ? widget : "\(path)/widgets/\(widget)"
     }
 }
 
@@ -169,7 +177,7 @@ struct Widgets: AsyncParsableCommand {
         let connection = try await bus.connect()
         defer { connection.close() }
         let objects = try await Host.objects(connection, "org.widgethost.Host1.Widget")
-        let rows = objects.keys.sorted().map { objects[$0]! }
+        let rows = objects.keys.sorted(by: placementOrder).map { objects[$0]! }
         if json {
             try printJSON(rows.map { $0.mapValues(jsonObject) })
             return
@@ -280,8 +288,7 @@ struct Tap: AsyncParsableCommand {
     @OptionGroup var tap: TapArguments
 
     func run() async throws {
-        let path = widget.hasPrefix("/") ? widget : "\(Host.path)/widgets/\(widget)"
-        try await tap.run(bus, path: path, interface: "org.widgethost.Host1.Widget", [.string(element)])
+        try await tap.run(bus, path: Host.widgetPath(widget), interface: "org.widgethost.Host1.Widget", [.string(element)])
     }
 }
 

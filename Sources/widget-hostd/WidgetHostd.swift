@@ -4,6 +4,7 @@ import Foundation
 import Logging
 import ServiceLifecycle
 import UnixSignals
+import WidgetHostCore
 import WidgetHostService
 
 @main
@@ -32,12 +33,36 @@ struct WidgetHostd: AsyncParsableCommand {
     @Option(help: "Live Activities one app may have at a time.")
     var maxActivitiesPerApp: Int = 64
 
+    @Option(help: "Seconds a provider call (GetTimeline, ProvideOptions) waits for the app's answer (decimals allowed).")
+    var providerTimeout: Double = 25
+
+    @Option(help: "Timeline reloads each widget may have in a sliding 24 hours (reloads the app asks for while registered, and reloads after an action, do not count).")
+    var dailyReloadBudget: Int = TimelineOptions.defaultDailyBudget
+
+    @Option(help: "The fewest seconds between a timeline's arrival and the reload its policy asks for.")
+    var minReloadInterval: Double = 300
+
+    @Option(help: "Seconds before the first retry of a failed timeline fetch; each further failure doubles it, up to one hour.")
+    var reloadRetryDelay: Double = 30
+
     @Option(help: "trace, debug, info, notice, warning, error or critical.")
     var logLevel: Logger.Level = .info
 
     func validate() throws {
         guard deliveryTimeout > 0, deliveryTimeout.isFinite else {
             throw ValidationError("--delivery-timeout must be a positive number of seconds, e.g. 2.5")
+        }
+        guard providerTimeout > 0, providerTimeout.isFinite else {
+            throw ValidationError("--provider-timeout must be a positive number of seconds, e.g. 10")
+        }
+        guard dailyReloadBudget > 0 else {
+            throw ValidationError("--daily-reload-budget must be at least 1")
+        }
+        guard minReloadInterval >= 0, minReloadInterval.isFinite else {
+            throw ValidationError("--min-reload-interval must be 0 or more seconds")
+        }
+        guard reloadRetryDelay > 0, reloadRetryDelay.isFinite, reloadRetryDelay <= 3600 else {
+            throw ValidationError("--reload-retry-delay must be more than 0 and at most 3600 seconds")
         }
         guard maxActivitiesPerApp > 0 else {
             throw ValidationError("--max-activities-per-app must be at least 1")
@@ -58,6 +83,10 @@ struct WidgetHostd: AsyncParsableCommand {
         config.deliveryTimeout = .milliseconds(Int64((deliveryTimeout * 1000).rounded()))
         if let stateDir { config.stateDirectory = stateDir }
         config.maxActivitiesPerApp = maxActivitiesPerApp
+        config.providerTimeout = .milliseconds(Int64((providerTimeout * 1000).rounded()))
+        config.timelines.dailyBudget = dailyReloadBudget
+        config.timelines.minimumReloadInterval = minReloadInterval
+        config.timelines.retryInitialDelay = reloadRetryDelay
 
         let bus: BusAddress
         if let address {

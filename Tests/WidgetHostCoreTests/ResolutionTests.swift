@@ -135,6 +135,33 @@ struct WidgetRulesTests {
         if case .continueUserActivity(_, let info) = plain.outcome { #expect(info["configuration"] == nil) }
     }
 
+    @Test("A toggle sends its new state: alone, merged into an object parameter, or beside another parameter")
+    func toggleSendsItsNewState() throws {
+        let json = """
+            {"type":"vstack","children":[
+              {"type":"toggle","id":"off","action":"light"},
+              {"type":"toggle","id":"on","action":"light","isOn":true},
+              {"type":"toggle","id":"object","action":"light","isOn":false,"parameter":{"room":"hall","value":"stale"}},
+              {"type":"toggle","id":"scalar","action":"light","isOn":true,"parameter":"hall"},
+              {"type":"toggle","id":"null","action":"light","isOn":true,"parameter":null},
+              {"type":"button","id":"button","action":"light","isOn":true,"parameter":"hall"}]}
+            """
+        func parameter(_ id: String) throws -> JSONValue? {
+            let r = try WidgetTapRules.resolve(elementID: id, surface: .desktop, policy: .current, context(.systemSmall, json))
+            guard case .performAction(let action, let parameter) = r.outcome, action == "light" else { return .string("not an action") }
+            return parameter
+        }
+        #expect(try parameter("off") == .bool(true))
+        #expect(try parameter("on") == .bool(false))
+        #expect(try parameter("object") == .object(["room": .string("hall"), "value": .bool(true)]))
+        #expect(try parameter("scalar") == .object(["value": .bool(false), "parameter": .string("hall")]))
+        #expect(try parameter("null") == .bool(false))
+        // A button ignores isOn and sends its parameter as given.
+        #expect(try parameter("button") == .string("hall"))
+        // isOn must be a boolean.
+        #expect(errorName { _ = try tree(#"{"type":"toggle","id":"t","action":"a","isOn":"yes"}"#) } == .invalidContent)
+    }
+
     @Test("Car is checked first; unknown elements are UnknownElement")
     func carAndUnknown() throws {
         let r = try WidgetTapRules.resolve(elementID: "go", surface: .car, policy: .current, context(.systemSmall, Self.mixed))

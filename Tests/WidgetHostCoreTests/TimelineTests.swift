@@ -75,7 +75,7 @@ private func engine(_ options: TimelineOptions = TimelineOptions()) -> TimelineE
 struct TimelineValueTests {
     @Test(arguments: [
         (ReloadReason.added, false, false), (.configured, false, false), (.policy, false, false),
-        (.appRequested, true, false), (.action, true, true), (.retry, false, false),
+        (.appRequested, true, false), (.action, true, true), (.retry, false, false), (.requested, false, false),
     ])
     func budgetExemption(_ reason: ReloadReason, _ whenLive: Bool, _ whenNotLive: Bool) {
         #expect(reason.isBudgetExempt(appIsLive: true) == whenLive)
@@ -83,8 +83,8 @@ struct TimelineValueTests {
     }
 
     @Test func reasonNames() {
-        #expect(ReloadReason.allCases.map(\.rawValue) == ["added", "configured", "policy", "app-requested", "action", "retry"])
-        #expect(ReloadReason.allCases.filter(\.isRequestable) == [.added, .configured, .appRequested, .action])
+        #expect(ReloadReason.allCases.map(\.rawValue) == ["added", "configured", "policy", "app-requested", "action", "retry", "requested"])
+        #expect(ReloadReason.allCases.filter(\.isRequestable) == [.added, .configured, .appRequested, .action, .requested])
     }
 
     @Test func policies() throws {

@@ -1,0 +1,346 @@
+import DBus
+import Dispatch
+import Foundation
+import WidgetHostCore
+
+extension HostNames {
+    public static let provider1 = "org.widgethost.Provider1"
+}
+
+/// Providers, configuration and timelines (CONTRACT §6): the model's
+/// `TimelineEngine` on the bus. The engine decides; this file calls the
+/// providers (`GetTimeline`, `ProvideOptions`), shows the entries the engine
+/// says are due, and keeps one wall-clock timer armed for its next deadline.
+///
+/// A widget has a timeline when its app names a provider (`provider_path`, or
+/// `X-WidgetHost-ProviderPath` in its desktop entry); other widgets show only
+/// what `SetContent` gives them.
+extension HostService {
+    // MARK: Root methods
+
+    func registerTimelineMethods(_ exported: inout ExportedInterface) {
+        exported.method("ReloadTimelines", isolatedImmediate { service, call in try service.reloadTimelines(call, allKinds: false) })
+        exported.method("ReloadAllTimelines", isolatedImmediate { service, call in try service.reloadTimelines(call, allKinds: true) })
+        exported.method("GetConfigurationOptions", isolatedDeferred { service, call, reply in service.configurationOptions(call, reply) })
+        exported.method("CurrentConfigurations", isolatedImmediate { service, call in try service.currentConfigurations(call) })
+    }
+
+    /// `ReloadTimelines(s app_id, s kind)` and `ReloadAllTimelines(s app_id)`: the app's live registration only; exempt from the budget.
+    func reloadTimelines(_ call: MethodCall, allKinds: Bool) throws -> [DBusValue] {
+        let appID = call.arguments[0].stringValue ?? ""
+        try Validate.appID(appID)
+        try requireOwner(appID, call.sender, doing: "reload its timelines")
+        var kind: String?
+        if !allKinds {
+            kind = call.arguments[1].stringValue ?? ""
+            try requireKind(appID, kind!)
+        }
+        let ids = widgets.widgetIDs(appID: appID, kind: kind).filter { timelines.isTracked($0) }
+        for id in ids { requestReload(id, .appRequested) }
+        logger.debug("timelines reload requested", metadata: ["app": "\(appID)", "kind": "\(kind ?? "*")", "widgets": "\(ids.count)"])
+        return []
+    }
+
+    func requireKind(_ appID: String, _ kind: String) throws(HostError) {
+        guard let bundle = widgets.bundles[appID] else {
+            throw .unknownKind("\(appID) has registered no widget kinds, so it has no '\(kind)'; the app must call RegisterWidgets first")
+        }
+        guard bundle.kind(kind) != nil else {
+            throw .unknownKind("\(appID) has no widget kind '\(kind)'; its kinds are \(bundle.kinds.map(\.kind).joined(separator: ", "))")
+        }
+    }
+
+    /// `CurrentConfigurations(s app_id) → a(osssa{sv})`: the app's placed widgets, in placement order.
+    func currentConfigurations(_ call: MethodCall) throws -> [DBusValue] {
+        let appID = call.arguments[0].stringValue ?? ""
+        try Validate.appID(appID)
+        guard registry.app(appID) != nil || widgets.bundles[appID] != nil else {
+            throw HostError.unknownApp("\(appID) is not a known app; it becomes known by RegisterApp or by a desktop entry with DBusActivatable=true")
+        }
+        let rows = widgets.widgetIDs(appID: appID).compactMap { widgets.widgets[$0] }.map { widget -> DBusValue in
+            .structure([
+                .objectPath(HostNames.widgetPath(widget.id)), .string(widget.kind), .string(widget.family.rawValue), .string(widget.id),
+                .vardict(widget.configuration.mapValues(\.dbusValue)),
+            ])
+        }
+        return [.array(element: "(osssa{sv})", rows)]
+    }
+
+    /// `GetConfigurationOptions(s app_id, s kind, s parameter, a{sv} configuration) → a(ss)`:
+    /// checked against the bundle, then forwarded to the app's `ProvideOptions`.
+    func configurationOptions(_ call: MethodCall, _ reply: Reply) {
+        do {
+            let appID = call.arguments[0].stringValue ?? ""
+            let kindName = call.arguments[1].stringValue ?? ""
+            let parameter = call.arguments[2].stringValue ?? ""
+            let chosen = OptionValue.dictionary(call.arguments[3])
+            try Validate.appID(appID)
+            try requireKind(appID, kindName)
+            let kind = widgets.bundles[appID]!.kind(kindName)!
+            try kind.requireDynamic(parameter, appID: appID)
+            try WidgetStore.check(chosen, kind)
+            let (destination, path) = try providerTarget(appID, doing: "provide options for '\(parameter)'")
+            let message = try Message.methodCall(
+                destination: destination, path: path, interface: HostNames.provider1, member: "ProvideOptions",
+                arguments: [.string(kindName), .string(parameter), .vardict(chosen.mapValues(\.dbusValue))])
+            connection.send(message, timeout: configuration.providerTimeout) { result in
+                do {
+                    reply.succeed([.array(element: "(ss)", try Self.options(from: result.get(), appID: appID))])
+                } catch {
+                    reply.fail(Self.providerError(error, appID: appID, member: "ProvideOptions"))
+                }
+            }
+        } catch {
+            reply.fail(error)
+        }
+    }
+
+    nonisolated static func options(from message: Message, appID: String) throws -> [DBusValue] {
+        guard message.signature == "a(ss)", case .array(_, let items) = message.arguments().first else {
+            throw HostError.activationFailed("\(appID)'s ProvideOptions answered with '\(message.signature)'; it must return a(ss)")
+        }
+        guard items.count <= 1000 else {
+            throw HostError.activationFailed("\(appID)'s ProvideOptions returned \(items.count) choices; the limit is 1000")
+        }
+        for item in items {
+            guard case .structure(let fields) = item, fields.first?.stringValue?.isEmpty == false else {
+                throw HostError.activationFailed("\(appID)'s ProvideOptions returned a choice with an empty identifier")
+            }
+        }
+        return items
+    }
+
+    /// A failed provider call as `ActivationFailed` naming the app, its error, or the timeout.
+    nonisolated static func providerError(_ error: any Error, appID: String, member: String) -> HostError {
+        switch error {
+        case let error as HostError:
+            return error
+        case let error as DBusError where error.name == DBusError.noReplyName:
+            return .activationFailed("\(appID) did not answer \(member) within the provider timeout (widget-hostd --provider-timeout)")
+        case let error as DBusError:
+            return .activationFailed("\(appID) answered \(member) with \(error.name): \(error.message)")
+        default:
+            return .activationFailed("calling \(appID)'s \(member) failed: \(error)")
+        }
+    }
+
+    /// Where the app's provider is: its live registration, else its well-known
+    /// name, so that the bus starts a freedesktop app that is not running.
+    func providerTarget(_ appID: String, doing what: String) throws(HostError) -> (destination: String, path: String) {
+        guard let app = registry.app(appID) else {
+            throw .activationFailed("\(appID) is not running and has no desktop entry, so it cannot \(what)")
+        }
+        guard let path = app.options.providerPath else {
+            throw .activationFailed(
+                "\(appID) serves no org.widgethost.Provider1, so it cannot \(what); the app names one with RegisterApp's provider_path or X-WidgetHost-ProviderPath in its desktop entry")
+        }
+        return (app.registeredBy ?? appID, path)
+    }
+
+    // MARK: Widget object methods
+
+    /// `Reload() → (s state, x date)`: a budgeted reload asked for on the widget object.
+    func reloadWidget(_ id: String) throws -> [DBusValue] {
+        guard let widget = widgets.widgets[id] else { throw DBusError(name: DBusError.unknownObjectName, message: "No widget \(id)") }
+        guard timelines.isTracked(id) else {
+            throw HostError.invalidArgument(
+                "widget \(id)'s app \(widget.appID) serves no timelines (no provider_path), so there is nothing to reload; its content comes from SetContent")
+        }
+        let decision = requestReload(id, .requested)
+        switch decision {
+        case .fetch?: return [.string("fetching"), .int64(0)]
+        case .coalesced?: return [.string("queued"), .int64(0)]
+        case .deferred(let until, let because)?: return [.string(because.rawValue), .int64(Self.unixMs(until))]
+        case nil: return [.string("failed"), .int64(0)]
+        }
+    }
+
+    /// `DescribeTimeline() → a{sv}`: the engine's view of the widget (`widget-host timeline`).
+    func describeTimeline(_ id: String) throws -> [DBusValue] {
+        guard let widget = widgets.widgets[id] else { throw DBusError(name: DBusError.unknownObjectName, message: "No widget \(id)") }
+        var out: [String: DBusValue] = ["tracked": .bool(false)]
+        if let path = registry.app(widget.appID)?.options.providerPath { out["provider_path"] = .objectPath(path) }
+        guard let snapshot = timelines.snapshot(widgetID: id, now: now) else { return [.vardict(out)] }
+        func ms(_ date: Date?) -> DBusValue { .int64(date.map(Self.unixMs) ?? 0) }
+        out["tracked"] = .bool(true)
+        out["entries"] = .array(
+            element: "(xs)", snapshot.entries.map { .structure([.int64($0.unixMs), .string($0.content.json)]) })
+        out["current"] = .int32(Int32(snapshot.currentIndex ?? -1))
+        out["policy"] = .string(snapshot.policy?.name ?? "")
+        if case .after(let at)? = snapshot.policy { out["reload_at"] = .int64(at) }
+        out["received"] = ms(snapshot.timelineReceivedAt)
+        out["next_entry"] = ms(snapshot.nextEntryDate)
+        if let next = snapshot.nextReload {
+            out["next_reload"] = ms(next.date)
+            out["next_reload_reason"] = .string(next.reason.rawValue)
+            out["waits_for_budget"] = .bool(next.waitsForBudget)
+        }
+        if let fetch = snapshot.fetchInFlight {
+            out["fetching"] = .string(fetch.reason.rawValue)
+            out["fetch_started"] = ms(snapshot.fetchStartedAt)
+        }
+        if let queued = snapshot.reloadQueued { out["queued"] = .string(queued.rawValue) }
+        out["budget_limit"] = .uint32(UInt32(snapshot.budgetLimit))
+        out["budget_used"] = .uint32(UInt32(snapshot.budgetUsed))
+        out["budget_left"] = .uint32(UInt32(snapshot.budgetLeft))
+        if let frees = snapshot.budgetFreesAt { out["budget_frees_at"] = ms(frees) }
+        out["failures"] = .uint32(UInt32(snapshot.consecutiveFailures))
+        if let failure = snapshot.lastFailure {
+            out["last_failure"] = .string(failure.message)
+            out["last_failure_at"] = ms(failure.date)
+            out["last_failure_reason"] = .string(failure.reason.rawValue)
+        }
+        return [.vardict(out)]
+    }
+
+    nonisolated static func unixMs(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded(.down)) }
+
+    // MARK: Driving the engine
+
+    /// Starts the timeline of a widget just placed, when its app has a provider.
+    func widgetPlaced(_ id: String) {
+        guard let widget = widgets.widgets[id], registry.app(widget.appID)?.options.providerPath != nil else { return }
+        timelines.track(widgetID: id)
+        requestReload(id, .added)
+    }
+
+    func widgetGone(_ id: String) {
+        if timelines.untrack(widgetID: id) { rearmTimelineTimer() }
+    }
+
+    /// After `RegisterApp` or a desktop-entry scan: the app's widgets get a
+    /// timeline once it names a provider; those whose fetches were failing
+    /// (the app was gone) are asked again now rather than at the next retry.
+    func providerMayHaveChanged(_ appID: String) {
+        guard registry.app(appID)?.options.providerPath != nil else { return }
+        for id in widgets.widgetIDs(appID: appID) {
+            if timelines.track(widgetID: id) {
+                requestReload(id, .added)
+            } else if let snapshot = timelines.snapshot(widgetID: id, now: now), snapshot.consecutiveFailures > 0,
+                snapshot.fetchInFlight == nil
+            {
+                requestReload(id, .requested)
+            }
+        }
+    }
+
+    /// Asks the engine for a reload and starts the fetch it allows.
+    @discardableResult
+    func requestReload(_ id: String, _ reason: ReloadReason) -> ReloadDecision? {
+        guard let widget = widgets.widgets[id], timelines.isTracked(id) else { return nil }
+        let live = registry.app(widget.appID)?.registeredBy != nil
+        let decision: ReloadDecision
+        do {
+            decision = try timelines.requestReload(widgetID: id, reason: reason, appIsLive: live, now: now)
+        } catch {
+            logger.error("timeline reload refused: \(error)", metadata: ["widget": "\(id)"])
+            return nil
+        }
+        switch decision {
+        case .fetch(let fetch): startFetch(fetch)
+        case .deferred(let until, let because):
+            logger.debug("timeline reload deferred", metadata: ["widget": "\(id)", "until": "\(until)", "because": "\(because.rawValue)"])
+        case .coalesced: break
+        }
+        rearmTimelineTimer()
+        return decision
+    }
+
+    /// Calls the provider's `GetTimeline` for one fetch the engine started.
+    func startFetch(_ fetch: TimelineFetch) {
+        guard let widget = widgets.widgets[fetch.widgetID] else { return }
+        do {
+            let (destination, path) = try providerTarget(widget.appID, doing: "provide a timeline")
+            let context: [String: DBusValue] = ["widget_id": .string(widget.id), "reason": .string(fetch.reason.rawValue)]
+            let message = try Message.methodCall(
+                destination: destination, path: path, interface: HostNames.provider1, member: "GetTimeline",
+                arguments: [
+                    .string(widget.kind), .string(widget.family.rawValue), .vardict(widget.configuration.mapValues(\.dbusValue)),
+                    .vardict(context),
+                ])
+            let appID = widget.appID
+            // The answer arrives on the connection's queue, which is this actor's executor.
+            connection.send(message, timeout: configuration.providerTimeout) { [weak self] result in
+                self?.assumeIsolated { service in service.fetchAnswered(fetch, appID: appID, result) }
+            }
+        } catch {
+            fetchFailed(fetch, Self.providerError(error, appID: widget.appID, member: "GetTimeline").message)
+        }
+    }
+
+    func fetchAnswered(_ fetch: TimelineFetch, appID: String, _ result: Result<Message, any Error>) {
+        do {
+            let message = try result.get()
+            guard message.signature == "a(xs)sx" else {
+                throw HostError.activationFailed("\(appID)'s GetTimeline answered with '\(message.signature)'; it must return (a(xs) entries, s policy, x reload_at)")
+            }
+            let arguments = message.arguments()
+            var entries: [(Int64, String)] = []
+            if case .array(_, let items) = arguments[0] {
+                entries.reserveCapacity(items.count)
+                for case .structure(let fields) in items {
+                    entries.append((fields[0].integerValue ?? 0, fields[1].stringValue ?? ""))
+                }
+            }
+            let effects = try timelines.fetchSucceeded(
+                fetch, entries: entries, policy: arguments[1].stringValue ?? "", reloadAtMs: arguments[2].integerValue ?? 0, now: now)
+            logger.debug(
+                "timeline received", metadata: ["widget": "\(fetch.widgetID)", "entries": "\(entries.count)", "reason": "\(fetch.reason.rawValue)"])
+            apply(effects)
+        } catch {
+            fetchFailed(fetch, Self.providerError(error, appID: appID, member: "GetTimeline").message)
+        }
+        rearmTimelineTimer()
+    }
+
+    func fetchFailed(_ fetch: TimelineFetch, _ message: String) {
+        logger.warning("timeline fetch failed: \(message)", metadata: ["widget": "\(fetch.widgetID)", "reason": "\(fetch.reason.rawValue)"])
+        apply(timelines.fetchFailed(fetch, error: message, now: now))
+        rearmTimelineTimer()
+    }
+
+    func apply(_ effects: [TimelineEffect]) {
+        for effect in effects {
+            switch effect {
+            case .show(let id, let content):
+                widgets.setContent(id, tree: content)
+                try? connection.emitPropertiesChanged(path: HostNames.widgetPath(id), interface: HostNames.widget, properties: ["Content"])
+            case .fetch(let fetch):
+                startFetch(fetch)
+            }
+        }
+    }
+
+    // MARK: The timer
+
+    func rearmTimelineTimer() {
+        arm(&timelineTimer, at: timelines.nextDeadline()) { service in service.timelineDeadlinePassed() }
+    }
+
+    func timelineDeadlinePassed() {
+        apply(timelines.advance(to: now))
+        rearmTimelineTimer()
+    }
+
+    /// Arms `timer` (made on first use, on the connection's queue) for a wall-clock
+    /// `deadline`, so a suspended machine wakes up to the deadlines that passed
+    /// meanwhile; cancels it when there is none. One timer per concern, never one per item.
+    func arm(
+        _ timer: inout (any DispatchSourceTimer)?, at deadline: Date?, _ handler: @escaping @Sendable (isolated HostService) -> Void
+    ) {
+        guard let deadline else {
+            timer?.cancel()
+            timer = nil
+            return
+        }
+        if timer == nil {
+            let source = DispatchSource.makeTimerSource(queue: connection.queue)
+            source.setEventHandler { [weak self] in self?.assumeIsolated { handler($0) } }
+            source.resume()
+            timer = source
+        }
+        let wait = max(0, deadline.timeIntervalSince(now))
+        timer?.schedule(wallDeadline: .now() + .milliseconds(Int(min(wait, 86_400) * 1000) + 1), leeway: .milliseconds(20))
+    }
+}
+

@@ -1,0 +1,129 @@
+import ArgumentParser
+import DBus
+import Foundation
+
+struct Reload: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Ask for new timelines of an app's placed widgets (all, or one kind's) and print what each will do.",
+        discussion: """
+            Calls Reload on each widget: a reload that counts against the widget's daily budget. (An app \
+            reloads its own widgets outside the budget with Widgets.ReloadTimelines on its registered connection.)
+            """)
+
+    @OptionGroup var bus: BusOptions
+    @Argument(help: "The app id, e.g. org.example.EmojiRangers.") var app: String
+    @Argument(help: "Only widgets of this kind.") var kind: String?
+
+    func run() async throws {
+        let connection = try await bus.connect()
+        defer { connection.close() }
+        let rows = try await Host.objects(connection, "org.widgethost.Host1.Widget").values
+            .filter { $0["AppId"]?.stringValue == app && (kind == nil || $0["Kind"]?.stringValue == kind) }
+            .sorted { placementOrder($0["Id"]?.stringValue ?? "", $1["Id"]?.stringValue ?? "") }
+        if rows.isEmpty {
+            throw CLIError("\(app) has no placed widgets\(kind.map { " of kind \($0)" } ?? "")")
+        }
+        for row in rows {
+            let id = row["Id"]?.stringValue ?? ""
+            let reply = try await Host.call(connection, path: Host.widgetPath(id), "org.widgethost.Host1.Widget", "Reload")
+            let state = reply.first?.stringValue ?? "?"
+            let at = reply.count > 1 ? reply[1].integerValue ?? 0 : 0
+            print("\(id) \(state)\(at > 0 ? " until \(formatMs(at))" : "")")
+        }
+    }
+}
+
+struct Options: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "List the choices an app provides for a dynamic configuration parameter (GetConfigurationOptions).")
+
+    @OptionGroup var bus: BusOptions
+    @Argument(help: "The app id.") var app: String
+    @Argument(help: "The widget kind.") var kind: String
+    @Argument(help: "The dynamic parameter, e.g. hero.") var parameter: String
+    @Flag(help: "Print JSON for scripts instead of a table.") var json = false
+
+    func run() async throws {
+        let connection = try await bus.connect()
+        defer { connection.close() }
+        let reply = try await Host.call(
+            connection, "org.widgethost.Host1.Widgets", "GetConfigurationOptions",
+            [.string(app), .string(kind), .string(parameter), .vardict([:])])
+        let choices: [[String]] = (reply.first?.arrayElements ?? []).compactMap {
+            guard case .structure(let fields) = $0 else { return nil }
+            return fields.map { $0.stringValue ?? "" }
+        }
+        if json {
+            try printJSON(choices.map { ["identifier": $0[0], "display": $0[1]] })
+        } else if choices.isEmpty {
+            print("\(app) offers no choices for \(parameter).")
+        } else {
+            printTable(["IDENTIFIER", "DISPLAY"], choices)
+        }
+    }
+}
+
+struct Timeline: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Show a widget's timeline: its entries, the one shown, the next reload and why, and the budget left.")
+
+    @OptionGroup var bus: BusOptions
+    @Argument(help: "The widget: its id (w1) or object path.") var widget: String
+    @Flag(help: "Print JSON for scripts instead of text.") var json = false
+
+    func run() async throws {
+        let connection = try await bus.connect()
+        defer { connection.close() }
+        let reply = try await Host.call(connection, path: Host.widgetPath(widget), "org.widgethost.Host1.Widget", "DescribeTimeline")
+        let info = (reply.first?.stringKeyedEntries ?? [:]).mapValues(\.unwrapped)
+        if json { return try printJSON(info.mapValues(jsonObject)) }
+        guard info["tracked"]?.boolValue == true else {
+            print("\(widget): no timeline — its app names no provider, so its content comes only from SetContent.")
+            return
+        }
+        func date(_ key: String) -> String? { info[key]?.integerValue.flatMap { $0 > 0 ? formatMs($0) : nil } }
+        let current = info["current"]?.integerValue ?? -1
+        let entries = info["entries"]?.arrayElements ?? []
+        let policy = info["policy"]?.stringValue ?? ""
+        print("policy:       \(policy.isEmpty ? "- (no timeline yet)" : policy)\(date("reload_at").map { " at \($0)" } ?? "")")
+        if let received = date("received") { print("received:     \(received)") }
+        print("entries:      \(entries.count)")
+        for (index, entry) in entries.enumerated() {
+            guard case .structure(let fields) = entry, fields.count == 2 else { continue }
+            let marker = index == current ? "▶" : " "
+            let content = fields[1].stringValue ?? ""
+            let preview = content.count > 72 ? content.prefix(71) + "…" : Substring(content)
+            print("  \(marker) \(formatMs(fields[0].integerValue ?? 0))  \(preview)")
+        }
+        if current < 0 && !entries.isEmpty { print("  (none due yet: the widget shows what it showed before)") }
+        if let fetching = info["fetching"]?.stringValue {
+            print("fetching:     since \(date("fetch_started") ?? "?") (\(fetching))")
+        }
+        if let queued = info["queued"]?.stringValue { print("queued:       one more reload after it (\(queued))") }
+        if let next = date("next_reload") {
+            let reason = info["next_reload_reason"]?.stringValue ?? "?"
+            let budget = info["waits_for_budget"]?.boolValue == true ? ", waiting for the budget" : ""
+            print("next reload:  \(next) (\(reason)\(budget))")
+        } else if info["fetching"] == nil {
+            print("next reload:  none planned (policy \(policy.isEmpty ? "-" : policy)); on request, configuration or action")
+        }
+        let left = info["budget_left"]?.integerValue ?? 0
+        let limit = info["budget_limit"]?.integerValue ?? 0
+        print("budget:       \(left) of \(limit) left in 24 h\(date("budget_frees_at").map { "; next slot \($0)" } ?? "")")
+        if let failures = info["failures"]?.integerValue, failures > 0 {
+            print("failures:     \(failures) in a row; last: \(info["last_failure"]?.stringValue ?? "?")")
+        } else if let last = info["last_failure"]?.stringValue {
+            print("last failure: \(date("last_failure_at") ?? "?") (recovered): \(last)")
+        }
+    }
+}
+
+/// Unix milliseconds as an ISO 8601 date with milliseconds, in UTC.
+func formatMs(_ ms: Int64) -> String {
+    let formatter = ISO8601DateFormatter()
+    formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+    return formatter.string(from: Date(timeIntervalSince1970: TimeInterval(ms) / 1000))
+}
+
+/// `w2` before `w10`.
+func placementOrder(_ a: String, _ b: String) -> Bool { a.count != b.count ? a.count < b.count : a < b }

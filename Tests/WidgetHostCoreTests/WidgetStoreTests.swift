@@ -1,0 +1,62 @@
+import Foundation
+import Testing
+@testable import WidgetHostCore
+
+@Suite("Widget bundles and placed widgets")
+struct WidgetStoreTests {
+    static let bundle = """
+        {"widgets":[
+          {"kind":"EmojiRangerWidget","families":["systemSmall","systemMedium"],"configuration":{"intent":"SelectCharacterIntent","parameters":[{"name":"hero","dynamic":true},{"name":"style"}]}},
+          {"kind":"LeaderboardWidget","families":["systemMedium"]}]}
+        """
+
+    func store() throws -> WidgetStore {
+        var store = WidgetStore()
+        _ = store.registerBundle(appID: "org.example.EmojiRangers", try WidgetBundle.parse(Self.bundle))
+        return store
+    }
+
+    @Test("An app's widgets are listed in placement order, w2 before w10, optionally of one kind")
+    func placementOrder() throws {
+        var store = try store()
+        for i in 1...11 {
+            _ = try store.add(
+                appID: "org.example.EmojiRangers", kind: i % 2 == 0 ? "LeaderboardWidget" : "EmojiRangerWidget", family: "systemMedium",
+                configuration: [:])
+        }
+        #expect(store.widgetIDs(appID: "org.example.EmojiRangers") == (1...11).map { "w\($0)" })
+        #expect(store.widgetIDs(appID: "org.example.EmojiRangers", kind: "LeaderboardWidget") == ["w2", "w4", "w6", "w8", "w10"])
+        #expect(store.widgetIDs(appID: "org.example.Other").isEmpty)
+    }
+
+    @Test("Only a declared dynamic parameter has options; the messages name the parameters there are")
+    func dynamicParameters() throws {
+        let store = try store()
+        let kind = try #require(store.bundles["org.example.EmojiRangers"]?.kind("EmojiRangerWidget"))
+        try kind.requireDynamic("hero", appID: "org.example.EmojiRangers")
+        func message(_ name: String, _ kind: WidgetKind) -> String {
+            do {
+                try kind.requireDynamic(name, appID: "org.example.EmojiRangers")
+                return ""
+            } catch { return "\(error.name.rawValue): \(error.message)" }
+        }
+        #expect(message("style", kind).hasPrefix("InvalidArgument: 'style' of org.example.EmojiRangers's 'EmojiRangerWidget' is not dynamic"))
+        #expect(message("style", kind).hasSuffix("its dynamic parameters are hero"))
+        #expect(message("villain", kind).hasSuffix("its parameters are hero, style"))
+        let leaderboard = try #require(store.bundles["org.example.EmojiRangers"]?.kind("LeaderboardWidget"))
+        #expect(message("hero", leaderboard).hasSuffix("it takes none"))
+    }
+
+    @Test("A timeline entry's tree replaces the content of that widget only")
+    func showTree() throws {
+        var store = try store()
+        let a = try store.add(appID: "org.example.EmojiRangers", kind: "EmojiRangerWidget", family: "systemSmall", configuration: [:])
+        let b = try store.add(appID: "org.example.EmojiRangers", kind: "EmojiRangerWidget", family: "systemSmall", configuration: [:])
+        let tree = try ViewTree.parse(#"{"type":"text","id":"health","text":"60%"}"#)
+        store.setContent(a.id, tree: tree)
+        store.setContent("w99", tree: tree)
+        #expect(store.widgets[a.id]?.content == tree)
+        #expect(store.widgets[b.id]?.content == nil)
+        #expect(store.widgets["w99"] == nil)
+    }
+}
