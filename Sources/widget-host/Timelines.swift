@@ -91,9 +91,7 @@ struct Timeline: AsyncParsableCommand {
         for (index, entry) in entries.enumerated() {
             guard case .structure(let fields) = entry, fields.count == 2 else { continue }
             let marker = index == current ? "▶" : " "
-            let content = fields[1].stringValue ?? ""
-            let preview = content.count > 72 ? content.prefix(71) + "…" : Substring(content)
-            print("  \(marker) \(formatMs(fields[0].integerValue ?? 0))  \(preview)")
+            print("  \(marker) \(formatMs(fields[0].integerValue ?? 0))  \(preview(fields[1].stringValue ?? ""))")
         }
         if current < 0 && !entries.isEmpty { print("  (none due yet: the widget shows what it showed before)") }
         if let fetching = info["fetching"]?.stringValue {
@@ -116,6 +114,19 @@ struct Timeline: AsyncParsableCommand {
             print("last failure: \(date("last_failure_at") ?? "?") (recovered): \(last)")
         }
     }
+}
+
+/// A view tree in one line: its texts in depth-first order, else the start of its JSON.
+func preview(_ json: String, width: Int = 72) -> String {
+    func texts(_ node: Any) -> [String] {
+        guard let element = node as? [String: Any] else { return [] }
+        let own = (element["text"] as? String).map { [$0] } ?? []
+        return own + ((element["children"] as? [Any]) ?? []).flatMap(texts)
+    }
+    let tree = (try? JSONSerialization.jsonObject(with: Data(json.utf8))) ?? [:]
+    let found = texts(tree)
+    let line = found.isEmpty ? json : found.joined(separator: " · ")
+    return line.count > width ? String(line.prefix(width - 1)) + "…" : line
 }
 
 /// Unix milliseconds as an ISO 8601 date with milliseconds, in UTC.

@@ -78,10 +78,20 @@ struct ReadmeTests {
             #expect(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == example.expectedOutput)
             return
         }
+        if example.command.contains("org.example.EmojiRangers") {
+            // The README runs the Emoji Rangers example app first.
+            let record = try fixture.installEmojiRangers()
+            let renderer = try await fixture.connect()
+            defer { renderer.close() }
+            try await fixture.launchEmojiRangers(renderer, record: record)
+        }
         let result = try await runCommand("/bin/bash", ["-c", example.command], environment: fixture.environment)
         if let expected = example.expectedError {
             #expect(!result.succeeded)
             #expect(result.stderr.contains(expected), "stderr: \(result.stderr)")
+        } else if let expected = example.expectedOutput {
+            #expect(result.succeeded, "stderr: \(result.stderr)")
+            #expect(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == expected)
         } else {
             #expect(result.succeeded, "stderr: \(result.stderr)")
             #expect(!result.stdout.isEmpty || example.command.contains("RegisterApp") || example.command.contains("Reload"))

@@ -322,19 +322,28 @@ extension HostFixture {
     /// its service file. `environment` adds settings of tapme_gapp.py. Returns
     /// the file the app records its calls in.
     func installTapMe(environment extra: [String: String] = [:]) throws -> String {
-        let script = repositoryRoot.appendingPathComponent("Tests/Fixtures/gapp/tapme_gapp.py").path
-        let record = root.appendingPathComponent("tapme.jsonl").path
-        var entry = try String(
-            contentsOf: repositoryRoot.appendingPathComponent("Tests/Fixtures/gapp/org.example.TapMe.desktop"), encoding: .utf8)
-        entry = entry.replacingOccurrences(of: "Exec=/usr/bin/python3 tapme_gapp.py", with: "Exec=/usr/bin/python3 \(script)")
-        entry += "X-WidgetHost-UserActivityAction=\n"
-        try entry.write(to: dataDir.appendingPathComponent("applications/org.example.TapMe.desktop"), atomically: true, encoding: .utf8)
-        let settings = ["WIDGETHOST_TEST_RECORD": record, "WIDGETHOST_TEST_LINGER": "20", "WIDGETHOST_TEST_ACTIONS": "refresh"]
-            .merging(extra) { _, new in new }
+        try installActivatable(
+            "org.example.TapMe", script: "Tests/Fixtures/gapp/tapme_gapp.py", entry: "Tests/Fixtures/gapp/org.example.TapMe.desktop",
+            extraKeys: "X-WidgetHost-UserActivityAction=\n", recordVariable: "WIDGETHOST_TEST_RECORD",
+            settings: ["WIDGETHOST_TEST_LINGER": "20", "WIDGETHOST_TEST_ACTIONS": "refresh"].merging(extra) { _, new in new })
+    }
+
+    /// A python GApplication of the repository installed as a DBusActivatable
+    /// desktop entry (its `Exec=/usr/bin/python3 NAME.py` made absolute) with
+    /// its D-Bus service file, which passes `settings` and the record file in
+    /// `recordVariable` through the environment. Returns the record file.
+    func installActivatable(
+        _ appID: String, script: String, entry: String, extraKeys: String = "", recordVariable: String, settings: [String: String]
+    ) throws -> String {
+        let scriptPath = repositoryRoot.appendingPathComponent(script).path
+        let record = root.appendingPathComponent("\(appID).jsonl").path
+        var text = try String(contentsOf: repositoryRoot.appendingPathComponent(entry), encoding: .utf8)
+        let name = (script as NSString).lastPathComponent
+        text = text.replacingOccurrences(of: "Exec=/usr/bin/python3 \(name)", with: "Exec=/usr/bin/python3 \(scriptPath)") + extraKeys
+        try text.write(to: dataDir.appendingPathComponent("applications/\(appID).desktop"), atomically: true, encoding: .utf8)
+        let environment = settings.merging([recordVariable: record]) { _, new in new }
             .sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
-        try bus.installService(
-            name: "org.example.TapMe",
-            exec: "/usr/bin/env \(settings) /usr/bin/python3 \(script) org.example.TapMe --gapplication-service")
+        try bus.installService(name: appID, exec: "/usr/bin/env \(environment) /usr/bin/python3 \(scriptPath) \(appID) --gapplication-service")
         return record
     }
 

@@ -15,6 +15,7 @@ README) and watch this program print the URL. It ends the activity and quits
 after 60 seconds.
 """
 import os
+import signal
 import sys
 import time
 
@@ -43,6 +44,8 @@ class Delivery(Gio.Application):
     def do_startup(self):
         Gio.Application.do_startup(self)
         self.hold()  # stay up: taps may come at any time
+        # Without the bus there is nothing left to do: quit rather than linger.
+        self.get_dbus_connection().connect("closed", lambda *_: self.quit())
         self.host("Apps", "RegisterApp", "(sa{sv})", (APP_ID, {
             "protocol": GLib.Variant("s", "freedesktop"),
             "schemes": GLib.Variant("as", ["delivery-tracker"]),
@@ -78,10 +81,17 @@ class Delivery(Gio.Application):
             print(f"Delivery opened {f.get_uri()}", flush=True)
 
     def finish(self):
-        self.host("LiveActivity", "End", "(a{sv})", ({"dismissal": GLib.Variant("s", "immediate")},), path=self.activity)
-        self.release()
+        try:
+            self.host("LiveActivity", "End", "(a{sv})", ({"dismissal": GLib.Variant("s", "immediate")},), path=self.activity)
+        finally:
+            self.release()
         return False
 
 
 if __name__ == "__main__":
-    sys.exit(Delivery().run([sys.argv[0]]))
+    # A parent may have blocked these; the app must stop when asked to.
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
+    app = Delivery()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        GLib.unix_signal_add(GLib.PRIORITY_DEFAULT, signum, lambda: app.quit() or GLib.SOURCE_REMOVE)
+    sys.exit(app.run([sys.argv[0]]))

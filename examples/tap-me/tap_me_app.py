@@ -13,6 +13,7 @@ Tap a widget with `widget-host tap w1` (or gdbus, see the README) and watch
 this program print the URL. It quits after 60 seconds.
 """
 import os
+import signal
 import sys
 
 import gi
@@ -44,6 +45,8 @@ class TapMe(Gio.Application):
     def do_startup(self):
         Gio.Application.do_startup(self)
         self.hold()  # stay up: taps may come at any time
+        # Without the bus there is nothing left to do: quit rather than linger.
+        self.get_dbus_connection().connect("closed", lambda *_: self.quit())
         self.host("Apps", "RegisterApp", "(sa{sv})", (APP_ID, {
             "protocol": GLib.Variant("s", "freedesktop"),
             "schemes": GLib.Variant("as", ["tap-me-widget"]),
@@ -80,4 +83,9 @@ class TapMe(Gio.Application):
 
 
 if __name__ == "__main__":
-    sys.exit(TapMe().run([sys.argv[0]]))
+    # A parent may have blocked these; the app must stop when asked to.
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
+    app = TapMe()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        GLib.unix_signal_add(GLib.PRIORITY_DEFAULT, signum, lambda: app.quit() or GLib.SOURCE_REMOVE)
+    sys.exit(app.run([sys.argv[0]]))

@@ -1,0 +1,272 @@
+#!/usr/bin/python3
+"""Emoji Rangers: a GLib GApplication that provides its widgets' timelines to WidgetHost.
+
+The app of WidgetKit's Emoji Rangers example. At start it registers with the
+host on its own D-Bus connection (protocol 'freedesktop', so taps arrive
+through org.freedesktop.Application) and publishes its widget bundle
+(bundle.json). It serves org.widgethost.Provider1 at
+/org/example/EmojiRangers/Provider, the interface of the repository's
+dbus/org.widgethost.Provider1.xml:
+
+- GetTimeline: for EmojiRangerWidget, the configured hero's health recovering
+  entry by entry (20 points every STEP seconds, up to 100), policy at-end; for
+  LeaderboardWidget, one entry with every hero as a link, policy never.
+- ProvideOptions: the heroes, for the dynamic 'hero' parameter.
+
+Its widget has a ⚡ button whose action 'superCharge' (a GAction taking the
+hero id) heals the hero at once; the host then reloads the widget, and the new
+timeline shows full health. The action 'reloadAll' asks the host to reload
+every widget of the app (ReloadAllTimelines, outside the daily budget).
+
+    /usr/bin/python3 examples/emoji-rangers/emoji_rangers_app.py [APP_ID] [--gapplication-service]
+
+Installed with its desktop entry (org.example.EmojiRangers.desktop) and a D-Bus
+service file whose Exec ends in --gapplication-service, the bus starts it when
+the host calls its provider and it is not running.
+
+Environment (all optional):
+  EMOJI_RANGERS_STEP          seconds between timeline entries (default 10)
+  EMOJI_RANGERS_START_HEALTH  every hero's health at start, 0-100 (default 40)
+  EMOJI_RANGERS_LINGER        seconds to stay up after the last call; unset: forever
+  EMOJI_RANGERS_RECORD        a file to append one JSON line per call to (for tests)
+  EMOJI_RANGERS_CRASH         "timeline": die (exit 70) on GetTimeline without answering
+  EMOJI_RANGERS_CRASH_ONCE    a file: crash like that only when the file does not exist yet
+  EMOJI_RANGERS_HANG          "timeline": never answer GetTimeline
+  WIDGETHOST_INTERFACES_DIR   where org.widgethost.Provider1.xml is (default: the
+                              repository's dbus/, else /usr/share/dbus-1/interfaces)
+"""
+import json
+import os
+import signal
+import sys
+import time
+
+import gi
+
+gi.require_version("Gio", "2.0")
+from gi.repository import Gio, GLib  # noqa: E402
+
+APP_ID = "org.example.EmojiRangers"
+HERE = os.path.dirname(os.path.abspath(__file__))
+HOST, ROOT = "org.widgethost.Host1", "/org/widgethost/Host1"
+PROVIDER_PATH = "/org/example/EmojiRangers/Provider"
+ERROR = "org.example.EmojiRangers.Error."
+HEROES = [("spouty", "🐳", "Spouty"), ("egghead", "🦄", "Egghead"), ("spook", "👻", "Spook")]
+HEAL_PER_STEP = 20
+
+
+def env(name, default=None):
+    value = os.environ.get(name, "")
+    return value if value else default
+
+
+def interface_xml():
+    candidates = [env("WIDGETHOST_INTERFACES_DIR"), os.path.join(HERE, "..", "..", "dbus"), "/usr/share/dbus-1/interfaces"]
+    for folder in filter(None, candidates):
+        path = os.path.join(folder, "org.widgethost.Provider1.xml")
+        if os.path.exists(path):
+            with open(path, encoding="utf-8") as f:
+                return f.read()
+    sys.exit("org.widgethost.Provider1.xml not found; set WIDGETHOST_INTERFACES_DIR")
+
+
+def compact(tree):
+    return json.dumps(tree, separators=(",", ":"), ensure_ascii=False)
+
+
+class EmojiRangers(Gio.Application):
+    def __init__(self, app_id, flags):
+        super().__init__(application_id=app_id, flags=flags)
+        self.step = float(env("EMOJI_RANGERS_STEP", "10"))
+        start = max(0, min(100, int(env("EMOJI_RANGERS_START_HEALTH", "40"))))
+        now = time.time()
+        self.health = {hero: (start, now) for hero, _, _ in HEROES}  # health at a time
+        linger = env("EMOJI_RANGERS_LINGER")
+        self.linger = float(linger) if linger else None
+        self.linger_timer = 0
+        self.registration = 0
+        self.pending = []  # invocations left unanswered on purpose (EMOJI_RANGERS_HANG)
+        for name, handler, parameter in (("superCharge", self.super_charge, "s"), ("reloadAll", self.reload_all, None)):
+            action = Gio.SimpleAction.new(name, GLib.VariantType.new(parameter) if parameter else None)
+            action.connect("activate", handler)
+            self.add_action(action)
+
+    # -- bookkeeping -------------------------------------------------------
+
+    def record(self, call, **fields):
+        line = json.dumps(dict(call=call, app_id=self.get_application_id(), pid=os.getpid(), time=time.time(), **fields))
+        path = env("EMOJI_RANGERS_RECORD")
+        if path:
+            with open(path, "a", encoding="utf-8") as f:
+                f.write(line + "\n")
+        print(line if not path else f"{call} {fields}", flush=True)
+        self.touch()
+
+    def touch(self):
+        """Stay up LINGER seconds after the latest call (forever without LINGER)."""
+        if self.linger is None:
+            return
+        if self.linger_timer:
+            GLib.source_remove(self.linger_timer)
+        else:
+            self.hold()
+        self.linger_timer = GLib.timeout_add(int(self.linger * 1000), self.linger_over)
+
+    def linger_over(self):
+        self.linger_timer = 0
+        self.release()
+        self.quit()
+        return GLib.SOURCE_REMOVE
+
+    def health_at(self, hero, when):
+        health, since = self.health[hero]
+        steps = int((when - since) / self.step) if self.step > 0 else 0
+        return min(100, health + steps * HEAL_PER_STEP)
+
+    # -- the host ----------------------------------------------------------
+
+    def do_dbus_register(self, connection, object_path):
+        node = Gio.DBusNodeInfo.new_for_xml(interface_xml())
+        self.registration = connection.register_object(PROVIDER_PATH, node.interfaces[0], self.provider_call)
+        return True
+
+    def do_dbus_unregister(self, connection, object_path):
+        if self.registration:
+            connection.unregister_object(self.registration)
+            self.registration = 0
+
+    def do_startup(self):
+        Gio.Application.do_startup(self)
+        if self.linger is None:
+            self.hold()  # stay up: taps and timeline requests may come at any time
+        self.touch()
+        bus = self.get_dbus_connection()
+        # Without the bus there is nothing left to do: quit rather than linger.
+        bus.connect("closed", lambda *_: self.quit())
+        with open(os.path.join(HERE, "bundle.json"), encoding="utf-8") as f:
+            bundle = f.read()
+        app_id = self.get_application_id()
+        options = {
+            "protocol": GLib.Variant("s", "freedesktop"),
+            "schemes": GLib.Variant("as", ["emoji-rangers"]),
+            "provider_path": GLib.Variant("o", PROVIDER_PATH),
+        }
+        try:
+            self.host(bus, "Apps", "RegisterApp", "(sa{sv})", (app_id, options))
+            self.host(bus, "Widgets", "RegisterWidgets", "(ss)", (app_id, bundle))
+        except GLib.Error as error:
+            print(f"could not register with WidgetHost: {error.message}", file=sys.stderr, flush=True)
+            return
+        self.record("registered")
+        print(f"registered {app_id}", flush=True)
+
+    @staticmethod
+    def host(bus, interface, method, signature, args):
+        return bus.call_sync(HOST, ROOT, "org.widgethost.Host1." + interface, method, GLib.Variant(signature, args),
+                             None, Gio.DBusCallFlags.NONE, 10000, None)
+
+    # -- org.widgethost.Provider1 -------------------------------------------
+
+    def provider_call(self, connection, sender, path, interface, method, parameters, invocation):
+        args = parameters.unpack()
+        try:
+            if method == "GetTimeline":
+                kind, family, configuration, context = args
+                self.record("timeline", kind=kind, family=family, configuration=configuration, context=context)
+                if env("EMOJI_RANGERS_HANG") == "timeline":
+                    self.pending.append(invocation)
+                    return
+                self.maybe_crash()
+                entries, policy = self.timeline(kind, configuration)
+                invocation.return_value(GLib.Variant("(a(xs)sx)", (entries, policy, 0)))
+            elif method == "ProvideOptions":
+                kind, parameter, configuration = args
+                self.record("options", kind=kind, parameter=parameter, configuration=configuration)
+                if (kind, parameter) != ("EmojiRangerWidget", "hero"):
+                    raise ValueError("UnknownParameter", f"{kind} has no dynamic parameter '{parameter}'; only EmojiRangerWidget's hero")
+                invocation.return_value(GLib.Variant("(a(ss))", ([(hero, f"{emoji} {name}") for hero, emoji, name in HEROES],)))
+        except ValueError as error:
+            name, message = error.args
+            invocation.return_dbus_error(ERROR + name, message)
+
+    def maybe_crash(self):
+        once = env("EMOJI_RANGERS_CRASH_ONCE")
+        if once and not os.path.exists(once):
+            open(once, "w").close()
+            os._exit(70)
+        if env("EMOJI_RANGERS_CRASH") == "timeline":
+            os._exit(70)
+
+    def timeline(self, kind, configuration):
+        now = time.time()
+        if kind == "LeaderboardWidget":
+            rows = [{"type": "link", "id": hero, "url": f"emoji-rangers://hero/{hero}",
+                     "children": [{"type": "text", "text": f"{emoji} {name} {self.health_at(hero, now)}%"}]}
+                    for hero, emoji, name in HEROES]
+            return [(int(now * 1000), compact({"type": "vstack", "children": rows}))], "never"
+        if kind != "EmojiRangerWidget":
+            raise ValueError("UnknownKind", f"Emoji Rangers has no widget kind '{kind}'")
+        hero = configuration.get("hero", "spouty")
+        found = [(emoji, name) for h, emoji, name in HEROES if h == hero]
+        if not found:
+            raise ValueError("UnknownHero", f"no hero '{hero}'; the heroes are {', '.join(h for h, _, _ in HEROES)}")
+        emoji, name = found[0]
+        entries, when = [], now
+        while True:
+            health = self.health_at(hero, when)
+            entries.append((int(when * 1000), compact(self.hero_tree(hero, emoji, name, health))))
+            if health >= 100 or self.step <= 0:
+                return entries, "at-end"
+            when += self.step
+
+    @staticmethod
+    def hero_tree(hero, emoji, name, health):
+        return {"type": "vstack", "widgetURL": f"emoji-rangers://hero/{hero}", "children": [
+            {"type": "text", "id": "avatar", "text": emoji},
+            {"type": "text", "id": "name", "text": name},
+            {"type": "progress", "id": "health", "value": health / 100},
+            {"type": "text", "id": "health-label", "text": f"{health}%"},
+            {"type": "button", "id": "supercharge", "action": "superCharge", "parameter": hero,
+             "children": [{"type": "text", "text": "⚡ Super Charge"}]},
+        ]}
+
+    # -- org.freedesktop.Application ----------------------------------------
+
+    def super_charge(self, action, parameter):
+        hero = parameter.unpack()
+        self.record("action", action="superCharge", parameter=hero)
+        if hero in self.health:
+            self.health[hero] = (100, time.time())
+            print(f"super charged {hero}", flush=True)
+
+    def reload_all(self, action, parameter):
+        self.record("action", action="reloadAll", parameter=None)
+        bus = self.get_dbus_connection()
+        bus.call(HOST, ROOT, "org.widgethost.Host1.Widgets", "ReloadAllTimelines",
+                 GLib.Variant("(s)", (self.get_application_id(),)), None, Gio.DBusCallFlags.NONE, 10000, None, None)
+
+    def do_activate(self):
+        self.record("activate")
+
+    def do_open(self, files, n_files, hint):
+        self.record("open", uris=[f.get_uri() for f in files])
+        for f in files:
+            print(f"showing {f.get_uri().rsplit('/', 1)[-1]}", flush=True)
+
+
+def main(argv):
+    args = argv[1:]
+    service = "--gapplication-service" in args
+    args = [a for a in args if a != "--gapplication-service"]
+    app_id = args.pop(0) if args and not args[0].startswith("-") else APP_ID
+    flags = Gio.ApplicationFlags.HANDLES_OPEN | (Gio.ApplicationFlags.IS_SERVICE if service else 0)
+    app = EmojiRangers(app_id, flags)
+    # A parent may have blocked these; the app must stop when asked to.
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        GLib.unix_signal_add(GLib.PRIORITY_DEFAULT, signum, lambda: app.quit() or GLib.SOURCE_REMOVE)
+    return app.run([argv[0]] + args)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
