@@ -199,6 +199,37 @@ struct TimelineServiceTests {
     }
 }
 
+@Suite("Interactive widgets", .timeLimit(.minutes(2)))
+struct InteractiveWidgetTests {
+    @Test("A toggle sends its new state: a GApplication's boolean action gets the opposite of isOn, without being raised")
+    func toggleReachesGApplication() async throws {
+        let fixture = try await HostFixture.make()
+        defer { fixture.stop() }
+        let record = try fixture.installTapMe(environment: ["WIDGETHOST_TEST_ACTIONS": "toggle-light:b,dim:a{sv}"])
+        try await fixture.startHost()
+        let publisher = try await AppPeer(fixture, appID: "org.example.TapMe", protocol: "freedesktop")
+        try await publisher.registerWidgets(#"{"widgets":[{"kind":"Lights","families":["systemSmall"]}]}"#)
+        let renderer = try await fixture.connect()
+        defer { renderer.close() }
+        let widget = try await renderer.addWidget("org.example.TapMe", "Lights", "systemSmall")
+        try await publisher.setContent(
+            widget,
+            #"{"type":"vstack","children":[{"type":"toggle","id":"light","action":"toggle-light","isOn":true},"#
+                + #"{"type":"toggle","id":"dim","action":"dim","parameter":{"room":"hall"}}]}"#)
+        publisher.close()
+        #expect(await eventually { (try? await listApps(renderer)["org.example.TapMe"]?["source"]) == .string("desktop-entry") })
+
+        let (outcome, details) = try await renderer.tap(widget, "light")
+        #expect(outcome == "perform-action" && details["parameter"] == .bool(false))
+        _ = try await renderer.tap(widget, "dim")
+        let actions = fixture.records(record).filter { $0["call"] as? String == "action" }
+        #expect(actions.map { "\($0["action"] ?? "") \($0["parameter"] ?? "")" } == [
+            "toggle-light false", "dim {'room': <'hall'>, 'value': <true>}",
+        ])
+        #expect(!fixture.records(record).contains { $0["call"] as? String == "activate" })
+    }
+}
+
 /// A host on a private bus with Emoji Rangers installed and launched, and a renderer connection.
 struct RangersRun {
     let fixture: HostFixture
