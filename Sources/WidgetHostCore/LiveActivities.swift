@@ -356,6 +356,16 @@ public struct LiveActivityStore: Sendable {
         removeEntry(id)
     }
 
+    /// Puts back an activity read from the state directory.
+    mutating func insertRestored(_ activity: LiveActivity, now: Date, nextNumber next: UInt64) {
+        if entries[activity.id] == nil { countsByApp[activity.appID, default: 0] += 1 }
+        entries[activity.id] = Entry(activity: activity, reported: activity.activityState(at: now))
+        nextNumber = max(nextNumber, next)
+    }
+
+    /// The number the next activity started will get.
+    public var nextActivityNumber: UInt64 { nextNumber }
+
     @discardableResult
     private mutating func removeEntry(_ id: String) -> LiveActivity? {
         guard let activity = entries.removeValue(forKey: id)?.activity else { return nil }

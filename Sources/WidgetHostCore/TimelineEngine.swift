@@ -248,6 +248,23 @@ public struct TimelineEngine: Sendable {
         return effects
     }
 
+    /// Puts back a timeline that arrived at `receivedAt` (read from the state
+    /// directory), as if its fetch had just succeeded then: its entries and its
+    /// policy's plan come back; the budget and failures start afresh. Tracks the
+    /// widget when needed. Follow with ``advance(to:)`` for what fell due since.
+    ///
+    /// - Returns: the effects of the arrival, as ``fetchSucceeded(_:timeline:now:)`` gives.
+    public mutating func restore(widgetID: String, timeline: Timeline, receivedAt: Date) -> [TimelineEffect] {
+        track(widgetID: widgetID)
+        lastFetchID += 1
+        states[widgetID]!.inFlight = nil
+        let effects = states[widgetID]!.succeed(
+            timeline, now: TimelineTime.milliseconds(receivedAt), limits: limits, widgetID: widgetID, nextFetchID: lastFetchID)
+        rearm(widgetID)
+        settle()
+        return effects
+    }
+
     // MARK: Time
 
     /// Applies every deadline up to and including `now`.

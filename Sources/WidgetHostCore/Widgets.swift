@@ -128,8 +128,8 @@ public struct PlacedWidget: Sendable, Equatable {
 
 /// Bundles and placed widgets.
 public struct WidgetStore: Sendable {
-    public private(set) var bundles: [String: WidgetBundle] = [:]
-    public private(set) var widgets: [String: PlacedWidget] = [:]
+    public internal(set) var bundles: [String: WidgetBundle] = [:]
+    public internal(set) var widgets: [String: PlacedWidget] = [:]
     private var nextNumber: UInt64 = 1
     public var limits = ViewTreeLimits()
 
@@ -144,6 +144,15 @@ public struct WidgetStore: Sendable {
         for id in dropped { widgets.removeValue(forKey: id) }
         return dropped
     }
+
+    /// Sets a bundle as is (restoring; no widget is dropped).
+    mutating func setBundle(appID: String, _ bundle: WidgetBundle) { bundles[appID] = bundle }
+
+    /// Makes sure the next widget placed gets a number of at least `next`.
+    mutating func reserveNumbers(upTo next: UInt64) { nextNumber = max(nextNumber, next) }
+
+    /// The number the next widget placed will get.
+    public var nextWidgetNumber: UInt64 { nextNumber }
 
     public mutating func add(appID: String, kind: String, family: String, configuration: [String: OptionValue]) throws(HostError)
         -> PlacedWidget

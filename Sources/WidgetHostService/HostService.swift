@@ -54,6 +54,8 @@ public actor HostService {
     /// The last `LiveActivities.Order` announced, to emit PropertiesChanged only on change.
     var announcedOrder: [String] = []
     var timelines: TimelineEngine
+    /// The state directory; nil until `start()` opened it.
+    var state: StateDirectory?
     /// Fires at the timeline engine's next deadline; see `rearmTimelineTimer()`.
     var timelineTimer: (any DispatchSourceTimer)?
     private var ownerWatch: Task<Void, Never>?
@@ -85,8 +87,12 @@ public actor HostService {
                 await self?.connectionClosed(change.name)
             }
         }
-        applyScan(await Self.scan(configuration.xdg))
         connection.addObjectManager(at: HostNames.rootPath)
+        try openState()
+        applyScan(await Self.scan(configuration.xdg))
+        // What fell due while the host was not running.
+        activityDeadlinePassed()
+        timelineDeadlinePassed()
         try connection.export([appsInterface(), widgetsInterface(), liveActivitiesInterface()], at: HostNames.rootPath)
         logger.info("serving \(HostNames.rootPath)", metadata: ["interfaces": "\(HostInterfaces.hostInterfaceNames)"])
     }

@@ -81,6 +81,7 @@ extension HostService {
         let activity = try activities.start(
             appID: appID, attributesType: call.arguments[1].stringValue ?? "", contentJSON: call.arguments[2].stringValue ?? "",
             options: OptionValue.dictionary(call.arguments[3]), now: now)
+        try persist([.activity(StoredActivity(activity))])
         try connection.export(activityInterfaces(), at: HostNames.activityPath(activity.id))
         logger.info(
             "Live Activity started", metadata: ["activity": "\(activity.id)", "app": "\(appID)", "type": "\(activity.attributesType)"])
@@ -105,6 +106,7 @@ extension HostService {
         try requireOwner(before.appID, call.sender, doing: "update its Live Activities")
         let after = try activities.update(
             id: id, contentJSON: call.arguments[0].stringValue ?? "", options: OptionValue.dictionary(call.arguments[1]), now: now)
+        try persist([.activity(StoredActivity(after))])
         announce(id, before: before, after: after)
         activitiesChanged()
         return []
@@ -114,6 +116,7 @@ extension HostService {
         let before = try existingActivity(id)
         try requireOwner(before.appID, call.sender, doing: "end its Live Activities")
         let result = try activities.end(id: id, options: OptionValue.dictionary(call.arguments[0]), now: now)
+        try persist([result.isRemoved ? .activityRemoved(id: id) : .activity(StoredActivity(result.activity))])
         logger.info("Live Activity ended", metadata: ["activity": "\(id)", "removed": "\(result.isRemoved)"])
         if result.isRemoved {
             connection.unexport(HostNames.activityPath(id))
@@ -162,6 +165,7 @@ extension HostService {
             try? connection.emitPropertiesChanged(
                 path: HostNames.activityPath(change.id), interface: HostNames.liveActivity, properties: ["State", "EndDate", "DismissalDate"])
         }
+        persistQuietly(changes.removed.map { .activityRemoved(id: $0) })
         for id in changes.removed {
             connection.unexport(HostNames.activityPath(id))
             logger.info("Live Activity dismissed", metadata: ["activity": "\(id)"])

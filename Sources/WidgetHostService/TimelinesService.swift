@@ -282,8 +282,14 @@ extension HostService {
                     entries.append((fields[0].integerValue ?? 0, fields[1].stringValue ?? ""))
                 }
             }
-            let effects = try timelines.fetchSucceeded(
-                fetch, entries: entries, policy: arguments[1].stringValue ?? "", reloadAtMs: arguments[2].integerValue ?? 0, now: now)
+            let options = timelines.options
+            let timeline = try Timeline.parse(
+                entries: entries, policy: arguments[1].stringValue ?? "", reloadAtMs: arguments[2].integerValue ?? 0,
+                limits: options.contentLimits, maxEntries: options.maxEntries)
+            let arrived = now
+            guard timelines.snapshot(widgetID: fetch.widgetID, now: arrived)?.fetchInFlight?.id == fetch.id else { return }
+            persistQuietly([.timeline(StoredTimeline(widgetID: fetch.widgetID, timeline: timeline, receivedAt: arrived))])
+            let effects = timelines.fetchSucceeded(fetch, timeline: timeline, now: arrived)
             logger.debug(
                 "timeline received", metadata: ["widget": "\(fetch.widgetID)", "entries": "\(entries.count)", "reason": "\(fetch.reason.rawValue)"])
             apply(effects)

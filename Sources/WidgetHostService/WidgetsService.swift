@@ -41,8 +41,11 @@ extension HostService {
         let appID = call.arguments[0].stringValue ?? ""
         try Validate.appID(appID)
         try requireOwner(appID, call.sender, doing: "register its widgets")
-        let bundle = try WidgetBundle.parse(call.arguments[1].stringValue ?? "")
-        for id in widgets.registerBundle(appID: appID, bundle) {
+        let json = call.arguments[1].stringValue ?? ""
+        let bundle = try WidgetBundle.parse(json)
+        let dropped = widgets.registerBundle(appID: appID, bundle)
+        try persist([.bundle(appID: appID, json: json)] + dropped.map { .widgetRemoved(id: $0) })
+        for id in dropped {
             connection.unexport(HostNames.widgetPath(id))
             widgetGone(id)
         }
@@ -55,6 +58,7 @@ extension HostService {
         let widget = try widgets.add(
             appID: appID, kind: call.arguments[1].stringValue ?? "", family: call.arguments[2].stringValue ?? "",
             configuration: OptionValue.dictionary(call.arguments[3]))
+        try persist([.widget(StoredWidget(widget, content: nil))])
         try connection.export(widgetInterfaces(), at: HostNames.widgetPath(widget.id))
         logger.info("widget added", metadata: ["widget": "\(widget.id)", "app": "\(appID)", "kind": "\(widget.kind)"])
         widgetPlaced(widget.id)
@@ -110,7 +114,7 @@ extension HostService {
         property("Content", { .string($0.content?.json ?? "") }, empty: .string(""))
         exported.method("SetContent", isolatedImmediate { service, call in try service.setContent(Self.widgetID(call.path), call) })
         exported.method("Configure", isolatedImmediate { service, call in try service.configure(Self.widgetID(call.path), call) })
-        exported.method("Remove", isolatedImmediate { service, call in service.removeWidget(Self.widgetID(call.path)) })
+        exported.method("Remove", isolatedImmediate { service, call in try service.removeWidget(Self.widgetID(call.path)) })
         exported.method("Reload", isolatedImmediate { service, call in try service.reloadWidget(Self.widgetID(call.path)) })
         exported.method("DescribeTimeline", isolatedImmediate { service, call in try service.describeTimeline(Self.widgetID(call.path)) })
         exported.method(
@@ -135,18 +139,22 @@ extension HostService {
         guard let widget = widgets.widgets[id] else { throw DBusError(name: DBusError.unknownObjectName, message: "No widget \(id)") }
         try requireOwner(widget.appID, call.sender, doing: "set the content of its widgets")
         try widgets.setContent(id, call.arguments[0].stringValue ?? "")
+        try persist([storedWidget(id)!])
         try? connection.emitPropertiesChanged(path: HostNames.widgetPath(id), interface: HostNames.widget, properties: ["Content"])
         return []
     }
 
     func configure(_ id: String, _ call: MethodCall) throws -> [DBusValue] {
         try widgets.configure(id, OptionValue.dictionary(call.arguments[0]))
+        try persist([storedWidget(id)!])
         try? connection.emitPropertiesChanged(path: HostNames.widgetPath(id), interface: HostNames.widget, properties: ["Configuration"])
         requestReload(id, .configured)
         return []
     }
 
-    func removeWidget(_ id: String) -> [DBusValue] {
+    func removeWidget(_ id: String) throws -> [DBusValue] {
+        guard widgets.widgets[id] != nil else { throw DBusError(name: DBusError.unknownObjectName, message: "No widget \(id)") }
+        try persist([.widgetRemoved(id: id)])
         widgets.remove(id)
         connection.unexport(HostNames.widgetPath(id))
         widgetGone(id)

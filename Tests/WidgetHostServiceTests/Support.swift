@@ -133,8 +133,11 @@ final class HostFixture: @unchecked Sendable {
         process.executableURL = URL(fileURLWithPath: buildDirectory + "/widget-hostd")
         process.arguments = ["--log-level", "debug"] + arguments
         process.environment = environment
-        _ = FileManager.default.createFile(atPath: hostLog.path, contents: nil)
+        if !FileManager.default.fileExists(atPath: hostLog.path) {
+            _ = FileManager.default.createFile(atPath: hostLog.path, contents: nil)
+        }
         let log = try FileHandle(forWritingTo: hostLog)
+        log.seekToEndOfFile()
         process.standardOutput = log
         process.standardError = log
         try process.run()
@@ -143,6 +146,22 @@ final class HostFixture: @unchecked Sendable {
     }
 
     var hostProcess: Process? { host }
+
+    /// Where the host keeps its state: `$XDG_STATE_HOME/widgethost`.
+    var stateDirectory: URL { root.appendingPathComponent("state/widgethost") }
+
+    /// Stops the host with `signal` (SIGTERM: gracefully; SIGKILL: at once) and
+    /// waits until it is gone and its name is free.
+    func stopHost(signal: Int32 = SIGTERM) async {
+        guard let host else { return }
+        if host.isRunning { kill(host.processIdentifier, signal) }
+        await waitForExit(host)
+        self.host = nil
+        if let connection = try? await connect() {
+            _ = await eventually { (try? await connection.nameOwner("org.widgethost.Host1")) == nil }
+            connection.close()
+        }
+    }
 
     var log: String { (try? String(contentsOf: hostLog, encoding: .utf8)) ?? "" }
 

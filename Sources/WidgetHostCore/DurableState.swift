@@ -1,0 +1,236 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+// What the host keeps across restarts (`--state-dir`): widget bundles, placed
+// widgets with their configuration and content, Live Activities with their
+// dates, and the timelines the providers returned. Live registrations are not
+// kept: they belong to connections, and apps register again when the host's
+// name gets a new owner.
+//
+// `DurableState` is the image on disk as a plain value: the journal's records
+// are changes to it, a snapshot is it written whole. The service journals a
+// record for every change it acknowledges and rebuilds its model from the
+// image at start-up.
+
+/// A placed widget as stored.
+public struct StoredWidget: Codable, Sendable, Equatable {
+    public var id: String
+    public var appID: String
+    public var kind: String
+    public var family: String
+    public var configuration: [String: OptionValue]
+    /// The view tree JSON last set with `SetContent`; nil for none.
+    public var content: String?
+
+    public init(_ widget: PlacedWidget, content: String?) {
+        id = widget.id
+        appID = widget.appID
+        kind = widget.kind
+        family = widget.family.rawValue
+        configuration = widget.configuration
+        self.content = content
+    }
+}
+
+/// A Live Activity as stored; dates in Unix milliseconds.
+public struct StoredActivity: Codable, Sendable, Equatable {
+    public var id: String
+    public var appID: String
+    public var attributesType: String
+    public var content: String
+    public var attributes: [String: OptionValue]
+    public var state: [String: OptionValue]
+    public var staleDate: Int64?
+    public var relevance: Double
+    public var startedAt: Int64
+    public var endedAt: Int64?
+    public var removeAt: Int64?
+
+    public init(_ activity: LiveActivity) {
+        id = activity.id
+        appID = activity.appID
+        attributesType = activity.attributesType
+        content = activity.content.json
+        attributes = activity.attributes
+        state = activity.state
+        staleDate = activity.staleDate.map(DurableState.milliseconds)
+        relevance = activity.relevance
+        startedAt = DurableState.milliseconds(activity.startedAt)
+        endedAt = activity.endedAt.map(DurableState.milliseconds)
+        removeAt = activity.removeAt.map(DurableState.milliseconds)
+    }
+}
+
+/// A timeline as a provider returned it, with when it arrived.
+public struct StoredTimeline: Codable, Sendable, Equatable {
+    public struct Entry: Codable, Sendable, Equatable {
+        public var at: Int64
+        public var content: String
+    }
+    public var widgetID: String
+    public var entries: [Entry]
+    public var policy: String
+    public var reloadAt: Int64
+    public var receivedAt: Int64
+
+    public init(widgetID: String, timeline: Timeline, receivedAt: Date) {
+        self.widgetID = widgetID
+        entries = timeline.entries.map { Entry(at: $0.unixMs, content: $0.content.json) }
+        policy = timeline.policy.name
+        if case .after(let ms) = timeline.policy { reloadAt = ms } else { reloadAt = 0 }
+        self.receivedAt = DurableState.milliseconds(receivedAt)
+    }
+
+    /// The timeline, validated again (a stored file is input like any other).
+    public func timeline(limits: ViewTreeLimits = ViewTreeLimits()) throws(HostError) -> Timeline {
+        try Timeline.parse(
+            entries: entries.map { ($0.at, $0.content) }, policy: policy, reloadAtMs: reloadAt, limits: limits,
+            maxEntries: max(TimelineOptions.defaultMaxEntries, entries.count))
+    }
+}
+
+/// One change to the durable state, as the journal records it.
+public enum StateRecord: Codable, Sendable, Equatable {
+    /// An app's bundle (RegisterWidgets), as the app sent it.
+    case bundle(appID: String, json: String)
+    /// A widget placed or changed (configuration, content): the whole widget.
+    case widget(StoredWidget)
+    /// A widget removed, with its timeline.
+    case widgetRemoved(id: String)
+    /// A Live Activity started or changed: the whole activity.
+    case activity(StoredActivity)
+    /// A Live Activity removed.
+    case activityRemoved(id: String)
+    /// A timeline that arrived for a widget.
+    case timeline(StoredTimeline)
+}
+
+/// The durable state: everything `--state-dir` holds.
+public struct DurableState: Codable, Sendable, Equatable {
+    /// The version of this layout; a file with another version is not read.
+    public static let formatVersion = 1
+
+    public var bundles: [String: String] = [:]
+    public var widgets: [String: StoredWidget] = [:]
+    public var activities: [String: StoredActivity] = [:]
+    public var timelines: [String: StoredTimeline] = [:]
+    /// The next widget number: ids are never reused, even after a removal.
+    public var nextWidgetNumber: UInt64 = 1
+    /// The next Live Activity number.
+    public var nextActivityNumber: UInt64 = 1
+
+    public init() {}
+
+    public mutating func apply(_ record: StateRecord) {
+        switch record {
+        case .bundle(let appID, let json):
+            bundles[appID] = json
+        case .widget(let widget):
+            widgets[widget.id] = widget
+            nextWidgetNumber = max(nextWidgetNumber, Self.number(widget.id, prefix: "w") + 1)
+        case .widgetRemoved(let id):
+            widgets[id] = nil
+            timelines[id] = nil
+        case .activity(let activity):
+            activities[activity.id] = activity
+            nextActivityNumber = max(nextActivityNumber, Self.number(activity.id, prefix: "a") + 1)
+        case .activityRemoved(let id):
+            activities[id] = nil
+        case .timeline(let timeline):
+            if widgets[timeline.widgetID] != nil { timelines[timeline.widgetID] = timeline }
+        }
+    }
+
+    /// 7 for `w7`; 0 when the id is not the prefix and a number.
+    public static func number(_ id: String, prefix: Character) -> UInt64 {
+        guard id.first == prefix else { return 0 }
+        return UInt64(id.dropFirst()) ?? 0
+    }
+
+    static func milliseconds(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded(.down)) }
+    static func date(_ ms: Int64) -> Date { Date(timeIntervalSince1970: TimeInterval(ms) / 1000) }
+}
+
+// MARK: - Rebuilding the model
+
+extension WidgetStore {
+    /// Puts back a stored widget under its id; ids already used stay used.
+    /// - Throws: `InvalidContent` for a family or content that does not parse.
+    public mutating func restore(_ stored: StoredWidget, nextNumber atLeast: UInt64) throws(HostError) {
+        let family = try WidgetFamily.parse(stored.family)
+        let content = try stored.content.map { json throws(HostError) in try ViewTree.parse(json, limits: limits) }
+        widgets[stored.id] = PlacedWidget(
+            id: stored.id, appID: stored.appID, kind: stored.kind, family: family, configuration: stored.configuration, content: content)
+        reserveNumbers(upTo: max(atLeast, DurableState.number(stored.id, prefix: "w") + 1))
+    }
+
+    /// Puts back an app's bundle without dropping any widget.
+    public mutating func restoreBundle(appID: String, json: String) throws(HostError) {
+        setBundle(appID: appID, try WidgetBundle.parse(json))
+    }
+}
+
+extension LiveActivityStore {
+    /// Puts back a stored activity under its id.
+    /// - Throws: `InvalidContent` for content that does not parse.
+    public mutating func restore(_ stored: StoredActivity, nextNumber atLeast: UInt64, now: Date) throws(HostError) {
+        let activity = LiveActivity(
+            id: stored.id, appID: stored.appID, attributesType: stored.attributesType,
+            content: try ActivityContent.parse(stored.content, limits: limits.content), attributes: stored.attributes,
+            state: stored.state, staleDate: stored.staleDate.map(DurableState.date), relevance: stored.relevance,
+            startedAt: DurableState.date(stored.startedAt), endedAt: stored.endedAt.map(DurableState.date),
+            removeAt: stored.removeAt.map(DurableState.date), number: DurableState.number(stored.id, prefix: "a"))
+        insertRestored(activity, now: now, nextNumber: max(atLeast, activity.number + 1))
+    }
+}
+
+// MARK: - OptionValue as JSON
+
+extension OptionValue: Codable {
+    private enum Key: String, CodingKey {
+        case s, o, b, x, t, d, array, element, dict, other
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: Key.self)
+        switch self {
+        case .string(let s): try container.encode(s, forKey: .s)
+        case .objectPath(let o): try container.encode(o, forKey: .o)
+        case .bool(let b): try container.encode(b, forKey: .b)
+        case .int(let x): try container.encode(x, forKey: .x)
+        case .uint(let t): try container.encode(t, forKey: .t)
+        case .double(let d): try container.encode(d, forKey: .d)
+        case .array(let element, let items):
+            try container.encode(element, forKey: .element)
+            try container.encode(items, forKey: .array)
+        case .dict(let fields): try container.encode(fields, forKey: .dict)
+        case .other(let signature): try container.encode(signature, forKey: .other)
+        }
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: Key.self)
+        if let s = try container.decodeIfPresent(String.self, forKey: .s) {
+            self = .string(s)
+        } else if let o = try container.decodeIfPresent(String.self, forKey: .o) {
+            self = .objectPath(o)
+        } else if let b = try container.decodeIfPresent(Bool.self, forKey: .b) {
+            self = .bool(b)
+        } else if let x = try container.decodeIfPresent(Int64.self, forKey: .x) {
+            self = .int(x)
+        } else if let t = try container.decodeIfPresent(UInt64.self, forKey: .t) {
+            self = .uint(t)
+        } else if let d = try container.decodeIfPresent(Double.self, forKey: .d) {
+            self = .double(d)
+        } else if let items = try container.decodeIfPresent([OptionValue].self, forKey: .array) {
+            self = .array(elementSignature: try container.decode(String.self, forKey: .element), items)
+        } else if let fields = try container.decodeIfPresent([String: OptionValue].self, forKey: .dict) {
+            self = .dict(fields)
+        } else {
+            self = .other(signature: try container.decode(String.self, forKey: .other))
+        }
+    }
+}

@@ -1,0 +1,165 @@
+import Foundation
+import Testing
+@testable import WidgetHostCore
+
+@Suite("State directory")
+struct StateDirectoryTests {
+    func directory() -> String {
+        FileManager.default.temporaryDirectory.appendingPathComponent("wh-state-\(UUID().uuidString.prefix(8))").path
+    }
+
+    /// A new directory whose state holds the sample widget, journalled or (`compacted`) in the snapshot.
+    func directoryWithWidget(compacted: Bool) throws -> String {
+        let dir = directory()
+        let state = try StateDirectory(directory: dir)
+        try state.append(.widget(Self.widget))
+        if compacted { try state.compact() }
+        return dir
+    }
+
+    static let widget = StoredWidget(
+        try! WidgetStore.sample(), content: #"{"type":"text","id":"t","text":"hi"}"#)
+
+    func files(_ dir: String) -> [String] { ((try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []).sorted() }
+
+    @Test("Records survive a reopen; ids are never reused; compaction keeps everything")
+    func roundTrip() throws {
+        let dir = directory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        var configured = Self.widget
+        configured.configuration = ["hero": .string("spouty"), "n": .int(3), "list": .strings(["a"]), "nested": .dict(["b": .bool(true)])]
+        do {
+            let state = try StateDirectory(directory: dir)
+            try state.append(.bundle(appID: "org.example.A", json: #"{"widgets":[]}"#))
+            try state.append([.widget(configured), .widget(StoredWidget.renamed(Self.widget, "w7"))])
+            try state.append(.widgetRemoved(id: "w7"))
+        }
+        let reopened = try StateDirectory(directory: dir)
+        #expect(reopened.notes.isEmpty)
+        #expect(reopened.state.bundles["org.example.A"] == #"{"widgets":[]}"#)
+        #expect(reopened.state.widgets.keys.sorted() == ["w1"])
+        #expect(reopened.state.widgets["w1"] == configured)
+        #expect(reopened.state.nextWidgetNumber == 8, "w7 was used once, so the next widget is w8")
+        // Opening compacted everything into the snapshot and emptied the journal.
+        #expect(files(dir) == ["journal", "state.json"])
+        #expect(try Data(contentsOf: URL(fileURLWithPath: dir + "/journal")).isEmpty)
+    }
+
+    @Test("A last line cut short was never acknowledged: it is dropped quietly, everything before it kept")
+    func tornTail() throws {
+        let dir = try directoryWithWidget(compacted: false)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        // A crash in the middle of writing the next record.
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: dir + "/journal"))
+        handle.seekToEndOfFile()
+        handle.write(Data("0123456789abcdef {\"widgetRemov".utf8))
+        try handle.close()
+        let reopened = try StateDirectory(directory: dir)
+        #expect(reopened.state.widgets["w1"] == Self.widget)
+        #expect(reopened.notes.count == 1 && reopened.notes[0].contains("cut short"))
+        #expect(!files(dir).contains { $0.contains("corrupt") })
+    }
+
+    @Test("A damaged record in the middle: the journal is kept aside and the records before it applied")
+    func damagedJournal() throws {
+        let dir = directory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        var second = Self.widget
+        second.content = nil
+        do {
+            let state = try StateDirectory(directory: dir)
+            try state.append(.bundle(appID: "org.example.A", json: "{}"))
+            try state.append(.widget(Self.widget))
+            try state.append(.widget(second))
+        }
+        var lines = try String(contentsOfFile: dir + "/journal", encoding: .utf8).split(separator: "\n").map(String.init)
+        lines[1] = lines[1].replacingOccurrences(of: "hi", with: "HI")  // checksum no longer matches
+        try (lines.joined(separator: "\n") + "\n").write(toFile: dir + "/journal", atomically: false, encoding: .utf8)
+        let reopened = try StateDirectory(directory: dir)
+        #expect(reopened.state.bundles["org.example.A"] == "{}")
+        #expect(reopened.state.widgets.isEmpty)
+        #expect(reopened.notes.count == 1 && reopened.notes[0].contains("line 2 of 3 is damaged; the 1 records before it were applied"))
+        #expect(files(dir).contains { $0.hasPrefix("journal.corrupt-") })
+    }
+
+    @Test("A damaged, truncated, foreign or future snapshot is kept aside and the host starts empty", arguments: [
+        "garbage\u{0}\u{1}", "", "widgethost-state 1 0000000000000000\n{}", "widgethost-state 99 x\n{}", "widgethost-state 1",
+    ])
+    func damagedSnapshot(_ text: String) throws {
+        let dir = try directoryWithWidget(compacted: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try text.write(toFile: dir + "/state.json", atomically: false, encoding: .utf8)
+        let reopened = try StateDirectory(directory: dir)
+        #expect(reopened.state == DurableState())
+        #expect(reopened.notes.count == 1, "\(reopened.notes)")
+        #expect(files(dir).contains { $0.hasPrefix("state.json.corrupt-") })
+        // The fresh snapshot is sound again.
+        #expect(try StateDirectory(directory: dir).notes.isEmpty)
+    }
+
+    @Test("A snapshot cut short fails its checksum")
+    func truncatedSnapshot() throws {
+        let dir = try directoryWithWidget(compacted: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let text = try String(contentsOfFile: dir + "/state.json", encoding: .utf8)
+        try String(text.prefix(text.count - 10)).write(toFile: dir + "/state.json", atomically: false, encoding: .utf8)
+        let reopened = try StateDirectory(directory: dir)
+        #expect(reopened.state.widgets.isEmpty)
+        #expect(reopened.notes.first?.contains("checksum") == true)
+    }
+
+    @Test("Option values keep their D-Bus types through JSON")
+    func optionValues() throws {
+        let values: [String: OptionValue] = [
+            "s": .string("x"), "o": .objectPath("/a"), "b": .bool(false), "x": .int(-5), "t": .uint(7), "d": .double(0.5),
+            "as": .strings(["a", "b"]), "ax": .array(elementSignature: "x", [.int(1)]), "dict": .dict(["k": .uint(1)]),
+            "other": .other(signature: "h"),
+        ]
+        let decoded = try JSONDecoder().decode([String: OptionValue].self, from: JSONEncoder().encode(values))
+        #expect(decoded == values)
+    }
+
+    @Test("Widgets, bundles and activities are rebuilt from the stored state")
+    func rebuild() throws {
+        var store = WidgetStore()
+        try store.restoreBundle(appID: "org.example.A", json: #"{"widgets":[{"kind":"K","families":["systemSmall"]}]}"#)
+        try store.restore(Self.widget, nextNumber: 12)
+        #expect(store.widgets["w1"]?.content?.json == Self.widget.content)
+        let next = try store.add(appID: "org.example.A", kind: "K", family: "systemSmall", configuration: [:])
+        #expect(next.id == "w12")
+
+        var live = LiveActivityStore()
+        let started = try live.start(
+            appID: "org.example.A", attributesType: "T", contentJSON: ActivityFixtures.content, options: ["relevance": .double(2)],
+            now: Date(timeIntervalSince1970: 1_000))
+        var restored = LiveActivityStore()
+        try restored.restore(StoredActivity(started), nextNumber: 1, now: Date(timeIntervalSince1970: 1_001))
+        #expect(restored.activity("a1") == started)
+        #expect(try restored.start(
+            appID: "org.example.A", attributesType: "T", contentJSON: ActivityFixtures.content, options: [:],
+            now: Date(timeIntervalSince1970: 1_002)).id == "a2")
+    }
+}
+
+extension WidgetStore {
+    /// A placed widget w1 of org.example.A's kind K.
+    static func sample() throws -> PlacedWidget {
+        var store = WidgetStore()
+        _ = store.registerBundle(appID: "org.example.A", try WidgetBundle.parse(#"{"widgets":[{"kind":"K","families":["systemSmall"]}]}"#))
+        return try store.add(appID: "org.example.A", kind: "K", family: "systemSmall", configuration: [:])
+    }
+}
+
+extension StoredWidget {
+    static func renamed(_ widget: StoredWidget, _ id: String) -> StoredWidget {
+        var copy = widget
+        copy.id = id
+        return copy
+    }
+}
+
+enum ActivityFixtures {
+    /// Every presentation a plain text element.
+    static let content =
+        "{" + ActivityPresentation.allCases.map { "\"\($0.rawValue)\":{\"type\":\"text\"}" }.joined(separator: ",") + "}"
+}
