@@ -1,0 +1,213 @@
+import DBus
+import Foundation
+import Testing
+
+/// The state directory end to end: restarts, SIGKILL at random moments, and
+/// damaged files, against the real daemon on a private bus.
+@Suite("Durability", .timeLimit(.minutes(4)))
+struct DurabilityTests {
+    static let bundle = #"{"widgets":[{"kind":"Hero","families":["systemSmall"],"configuration":{"intent":"SelectHero","parameters":[{"name":"n"}]}}]}"#
+    static let app = "org.example.Durable"
+
+    /// The app's side: registers (again after each restart) and publishes its bundle.
+    static func registeredApp(_ fixture: HostFixture) async throws -> AppPeer {
+        let app = try await AppPeer(fixture, appID: Self.app)
+        try await app.registerWidgets(Self.bundle)
+        return app
+    }
+
+    @Test("After a restart every widget keeps its id, path, configuration and content; activities keep their dates; ids are not reused")
+    func restartKeepsEverything() async throws {
+        let fixture = try await HostFixture.make()
+        defer { fixture.stop() }
+        try await fixture.startHost()
+        var app = try await Self.registeredApp(fixture)
+        let renderer = try await fixture.connect()
+        defer { renderer.close() }
+        let w1 = try await renderer.addWidget(Self.app, "Hero", "systemSmall", ["n": .int64(1)])
+        let w2 = try await renderer.addWidget(Self.app, "Hero", "systemSmall")
+        let w3 = try await renderer.addWidget(Self.app, "Hero", "systemSmall")
+        try await app.setContent(w1, #"{"type":"text","id":"t","text":"one"}"#)
+        try await renderer.configure(w2, ["n": .int64(2)])
+        _ = try await renderer.call(
+            destination: "org.widgethost.Host1", path: w3, interface: "org.widgethost.Host1.Widget", member: "Remove")
+        let activity = try await app.startActivity("T", Self.activityContent, ["stale_date": .int64(Int64(Date().timeIntervalSince1970) + 3600)])
+        let before = try await renderer.managedObjects()
+
+        await fixture.stopHost()
+        try await fixture.startHost()
+        let after = try await renderer.managedObjects()
+        #expect(after == before, "the restarted host serves exactly what it served")
+        #expect(after[w1]?["Content"] == .string(#"{"type":"text","id":"t","text":"one"}"#))
+        #expect(after[w2]?["Configuration"] == .vardict(["n": .int64(2)]))
+        #expect(after[w3] == nil && after[activity]?["State"] == .string("active"))
+
+        // Registrations belong to connections: the app registers again, and then owns its widgets as before.
+        let refused = await #expect(throws: DBusError.self) { try await app.setContent(w1, #"{"type":"text"}"#) }
+        #expect(refused?.name.hasPrefix("org.widgethost.Host1.Error.") == true)
+        app.close()
+        app = try await Self.registeredApp(fixture)
+        defer { app.close() }
+        try await app.setContent(w1, #"{"type":"text","id":"t","text":"again"}"#)
+        #expect(try await renderer.addWidget(Self.app, "Hero", "systemSmall").hasSuffix("/w4"), "w3 was used once")
+        #expect(try await app.startActivity("T", Self.activityContent).hasSuffix("/a2"))
+        #expect(fixture.log.contains("state restored"))
+    }
+
+    @Test("A timeline survives a restart: its entries keep appearing at their dates without asking the provider again")
+    func timelineSurvivesRestart() async throws {
+        let run = try await RangersRun.start(environment: { _ in ["EMOJI_RANGERS_STEP": "0.8", "EMOJI_RANGERS_START_HEALTH": "40"] })
+        defer { run.stop() }
+        let (fixture, renderer, record) = (run.fixture, run.renderer, run.record)
+        let widget = try await renderer.addWidget("org.example.EmojiRangers", "EmojiRangerWidget", "systemSmall")
+        #expect(await eventually { (try? await renderer.content(widget))?.contains("40%") == true })
+        await fixture.stopHost(signal: SIGKILL)
+        try await fixture.startHost()
+        #expect(await eventually { (try? await renderer.content(widget))?.contains("100%") == true }, "log:\n\(fixture.log)")
+        let described = try await renderer.describeTimeline(widget)
+        #expect(described["policy"] == .string("at-end") && described["next_reload_reason"] == .string("policy"))
+        #expect(fixture.records(record).count { $0["call"] as? String == "timeline" } == 1)
+    }
+
+    @Test("Kill test: SIGKILL at random moments loses nothing the host acknowledged")
+    func killTest() async throws {
+        let rounds = Int(ProcessInfo.processInfo.environment["WIDGETHOST_KILL_ROUNDS"] ?? "") ?? 6
+        let fixture = try await HostFixture.make()
+        defer { fixture.stop() }
+        let acknowledged = Acknowledged()
+        var generator = SystemRandomNumberGenerator()
+        for round in 0..<rounds {
+            try await fixture.startHost(["--max-activities-per-app", "100000"])
+            if round > 0 { try await acknowledged.verify(fixture, round: round) }
+            let app = try await Self.registeredApp(fixture)
+            let worker = Task { await Self.work(app, acknowledged, round: round) }
+            try await Task.sleep(for: .milliseconds(Int.random(in: 50...400, using: &generator)))
+            await fixture.stopHost(signal: SIGKILL)
+            await worker.value
+            app.close()
+        }
+        try await fixture.startHost()
+        try await acknowledged.verify(fixture, round: rounds)
+        #expect(await acknowledged.operations > rounds * 5, "the client got too few answers to prove anything")
+    }
+
+    /// One client, one operation at a time, until the host goes away; records each answer.
+    static func work(_ app: AppPeer, _ acknowledged: Acknowledged, round: Int) async {
+        var step = 0
+        while true {
+            step += 1
+            let stamp = round * 100_000 + step
+            do {
+                let widget = try await app.connection.addWidget(Self.app, "Hero", "systemSmall")
+                await acknowledged.placed(widget)
+                try await app.setContent(widget, #"{"type":"text","id":"t","text":"\#(stamp)"}"#)
+                await acknowledged.content(widget, stamp)
+                try await app.connection.configure(widget, ["n": .int64(Int64(stamp))])
+                await acknowledged.configured(widget, stamp)
+                if step % 5 == 0 {
+                    await acknowledged.started(try await app.startActivity("T", Self.activityContent))
+                }
+            } catch {
+                return
+            }
+        }
+    }
+
+    @Test("Damaged state files: the host starts, says so in the log, keeps them aside, and works")
+    func corruption() async throws {
+        let fixture = try await HostFixture.make()
+        defer { fixture.stop() }
+        try await fixture.startHost()
+        let app = try await Self.registeredApp(fixture)
+        let renderer = try await fixture.connect()
+        defer { renderer.close() }
+        let kept = try await renderer.addWidget(Self.app, "Hero", "systemSmall")
+        app.close()
+        await fixture.stopHost(signal: SIGKILL)
+
+        // A write cut short at the end of the journal: never acknowledged, dropped; the rest stays.
+        let journal = fixture.stateDirectory.appendingPathComponent("journal")
+        let handle = try FileHandle(forWritingTo: journal)
+        handle.seekToEndOfFile()
+        handle.write(Data(#"0123456789abcdef {"widget":{"id":"w9"#.utf8))
+        try handle.close()
+        try await fixture.startHost()
+        #expect(try await renderer.managedObjects()[kept] != nil)
+        #expect(fixture.log.contains("cut short"))
+        await fixture.stopHost()
+
+        // Garbage in the snapshot and the journal: kept aside; the host starts empty and serves.
+        try Data([0x00, 0xff, 0x13, 0x37]).write(to: fixture.stateDirectory.appendingPathComponent("state.json"))
+        try Data("not a record\n".utf8).write(to: journal)
+        try await fixture.startHost()
+        let names = try FileManager.default.contentsOfDirectory(atPath: fixture.stateDirectory.path)
+        #expect(names.contains { $0.hasPrefix("state.json.corrupt-") } && names.contains { $0.hasPrefix("journal.corrupt-") }, "\(names)")
+        #expect(fixture.log.contains("is damaged") && fixture.log.contains("kept aside as"))
+        let again = try await Self.registeredApp(fixture)
+        defer { again.close() }
+        _ = try await renderer.addWidget(Self.app, "Hero", "systemSmall")
+    }
+
+    static let activityContent =
+        "{" + ["lockScreen", "compactLeading", "compactTrailing", "minimal", "expanded"].map { "\"\($0)\":{\"type\":\"text\"}" }
+        .joined(separator: ",") + "}"
+}
+
+/// What the host acknowledged, for the kill test to check after each restart.
+actor Acknowledged {
+    private var widgets: Set<String> = []
+    private var contents: [String: Int] = [:]
+    private var configurations: [String: Int] = [:]
+    private var activities: Set<String> = []
+    private(set) var operations = 0
+
+    func placed(_ widget: String) { widgets.insert(widget); operations += 1 }
+    func content(_ widget: String, _ stamp: Int) { contents[widget] = stamp; operations += 1 }
+    func configured(_ widget: String, _ stamp: Int) { configurations[widget] = stamp; operations += 1 }
+    func started(_ activity: String) { activities.insert(activity); operations += 1 }
+
+    /// Every acknowledged widget and activity is there, with its acknowledged
+    /// content and configuration or a later one (the change in flight at the kill
+    /// may or may not have been saved; its answer never came).
+    func verify(_ fixture: HostFixture, round: Int) async throws {
+        let renderer = try await fixture.connect()
+        defer { renderer.close() }
+        let objects = try await renderer.managedObjects()
+        for widget in widgets {
+            guard let properties = objects[widget] else {
+                Issue.record("round \(round): acknowledged widget \(widget) is gone")
+                continue
+            }
+            if let stamp = contents[widget] {
+                let text = properties["Content"]?.stringValue ?? ""
+                let shown = Int(text.split(separator: "\"").dropLast().last ?? "") ?? -1
+                #expect(shown >= stamp, "round \(round): \(widget) shows \(text), acknowledged \(stamp)")
+            }
+            if let stamp = configurations[widget] {
+                let n = properties["Configuration"]?.stringKeyedEntries?["n"]?.unwrapped.integerValue ?? -1
+                #expect(n >= Int64(stamp), "round \(round): \(widget) configured \(n), acknowledged \(stamp)")
+            }
+        }
+        for activity in activities where objects[activity] == nil {
+            Issue.record("round \(round): acknowledged Live Activity \(activity) is gone")
+        }
+    }
+}
+
+extension Connection {
+    /// GetManagedObjects of the host: each object's properties (all interfaces merged), by path.
+    func managedObjects() async throws -> [String: [String: DBusValue]] {
+        let reply = try await call(
+            destination: "org.widgethost.Host1", path: "/org/widgethost/Host1", interface: "org.freedesktop.DBus.ObjectManager",
+            member: "GetManagedObjects")
+        var result: [String: [String: DBusValue]] = [:]
+        for (path, interfaces) in reply.first?.stringKeyedEntries ?? [:] {
+            var merged: [String: DBusValue] = [:]
+            for (_, properties) in interfaces.stringKeyedEntries ?? [:] {
+                for (name, value) in properties.stringKeyedEntries ?? [:] { merged[name] = value.unwrapped }
+            }
+            result[path] = merged
+        }
+        return result
+    }
+}
