@@ -103,11 +103,11 @@ public struct ActivityContent: Sendable, Equatable {
     public static func parse(_ json: String, limits: ViewTreeLimits = ViewTreeLimits()) throws(HostError) -> ActivityContent {
         guard json.utf8.count <= limits.maxBytes else {
             throw .limitExceeded(
-                "Live Activity content is \(json.utf8.count) bytes; the limit is \(limits.maxBytes) bytes — send smaller view trees")
+                "Live Activity content is \(json.utf8.count) bytes; the limit max-content-bytes is \(limits.maxBytes) bytes — send smaller view trees")
         }
         // One level more than a view tree: the object holding the presentations.
         guard ViewTree.depthOfNesting(json) <= limits.maxDepth * 2 + 3 else {
-            throw .limitExceeded("Live Activity content nests deeper than \(limits.maxDepth) elements; flatten its view trees")
+            throw .limitExceeded("Live Activity content nests deeper than \(limits.maxDepth) elements (the limit max-content-depth); flatten its view trees")
         }
         let value: JSONValue
         do {

@@ -73,7 +73,7 @@ public struct AppRegistry: Sendable {
         }
         let held = registrations.values.reduce(0) { $0 + ($1.owner == owner ? 1 : 0) }
         if held >= maxRegistrationsPerConnection {
-            throw .limitExceeded("connection \(owner) already holds \(held) app registrations, the most allowed; UnregisterApp some before registering '\(appID)'")
+            throw .limitExceeded("connection \(owner) already holds \(held) app registrations, the most allowed (the limit max-registrations-per-connection); UnregisterApp some before registering '\(appID)'")
         }
         registrations[appID] = Registration(owner: owner, options: parsed, sequence: nextSequence)
         nextSequence += 1

@@ -162,6 +162,7 @@ extension WidgetStore {
     public mutating func restore(_ stored: StoredWidget, nextNumber atLeast: UInt64) throws(HostError) {
         let family = try WidgetFamily.parse(stored.family)
         let content = try stored.content.map { json throws(HostError) in try ViewTree.parse(json, limits: limits) }
+        if widgets[stored.id] == nil { countRestored(stored.appID) }
         widgets[stored.id] = PlacedWidget(
             id: stored.id, appID: stored.appID, kind: stored.kind, family: family, configuration: stored.configuration, content: content)
         reserveNumbers(upTo: max(atLeast, DurableState.number(stored.id, prefix: "w") + 1))

@@ -235,7 +235,7 @@ public struct LiveActivityStore: Sendable {
             let current = entries.values.count(where: { $0.activity.appID == appID && !$0.activity.isRemoved(at: now) })
             guard current < limits.maxPerApp else {
                 throw .limitExceeded(
-                    "\(appID) already has \(current) Live Activities; an app may have at most \(limits.maxPerApp) at once — end some (End with dismissal 'immediate' removes one at once) before starting another")
+                    "\(appID) already has \(current) Live Activities; an app may have at most \(limits.maxPerApp) at once (the limit max-activities-per-app) — end some (End with dismissal 'immediate' removes one at once) before starting another")
             }
         }
         let content = try ActivityContent.parse(contentJSON, limits: limits.content)

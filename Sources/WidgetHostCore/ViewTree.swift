@@ -140,10 +140,10 @@ public struct ViewTree: Sendable, Equatable {
         -> ViewTree
     {
         guard json.utf8.count <= limits.maxBytes else {
-            throw .limitExceeded("content is \(json.utf8.count) bytes; the limit is \(limits.maxBytes) bytes — send a smaller view tree")
+            throw .limitExceeded("content is \(json.utf8.count) bytes; the limit max-content-bytes is \(limits.maxBytes) bytes — send a smaller view tree")
         }
         guard depthOfNesting(json) <= limits.maxDepth * 2 + 2 else {
-            throw .limitExceeded("content nests deeper than \(limits.maxDepth) elements; flatten the view tree")
+            throw .limitExceeded("content nests deeper than \(limits.maxDepth) elements (the limit max-content-depth); flatten the view tree")
         }
         let value: JSONValue
         do {
@@ -210,10 +210,10 @@ public struct ViewTree: Sendable, Equatable {
         }
         count += 1
         guard count <= limits.maxElements else {
-            throw .limitExceeded("content has more than \(limits.maxElements) elements; simplify the view tree")
+            throw .limitExceeded("content has more than \(limits.maxElements) elements (the limit max-content-elements); simplify the view tree")
         }
         guard depth <= limits.maxDepth else {
-            throw .limitExceeded("content nests deeper than \(limits.maxDepth) elements; flatten the view tree")
+            throw .limitExceeded("content nests deeper than \(limits.maxDepth) elements (the limit max-content-depth); flatten the view tree")
         }
         guard case .string(let type)? = fields["type"], !type.isEmpty else {
             throw .invalidContent("\(path) needs a \"type\" string, e.g. \"text\", \"link\" or \"button\"")
@@ -272,7 +272,7 @@ public struct ViewTree: Sendable, Equatable {
     /// Checks that `url` is an absolute URL (a scheme, ':' and more).
     public static func checkURL(_ url: String, what: String, limits: ViewTreeLimits) throws(HostError) {
         guard url.utf8.count <= limits.maxURLLength else {
-            throw .limitExceeded("\(what) is \(url.utf8.count) bytes; URLs may be at most \(limits.maxURLLength) bytes")
+            throw .limitExceeded("\(what) is \(url.utf8.count) bytes; URLs may be at most \(limits.maxURLLength) bytes (the limit max-url-length)")
         }
         guard URLParts.scheme(of: url) != nil else {
             throw .invalidContent("\(what) '\(url.prefix(80))' is not an absolute URL; give a scheme, like tap-me-widget://show-red")

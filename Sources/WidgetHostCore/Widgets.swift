@@ -132,6 +132,10 @@ public struct WidgetStore: Sendable {
     public internal(set) var widgets: [String: PlacedWidget] = [:]
     private var nextNumber: UInt64 = 1
     public var limits = ViewTreeLimits()
+    /// The most widgets one app may have placed (the limit max-widgets-per-app).
+    public var maxPerApp = 1000
+    /// Placed widgets by app, so that a placement need not count them.
+    private var countsByApp: [String: Int] = [:]
 
     public init() {}
 
@@ -141,7 +145,7 @@ public struct WidgetStore: Sendable {
         let dropped = widgets.values.filter { widget in
             widget.appID == appID && !(bundle.kind(widget.kind)?.families.contains(widget.family) ?? false)
         }.map(\.id).sorted()
-        for id in dropped { widgets.removeValue(forKey: id) }
+        for id in dropped { remove(id) }
         return dropped
     }
 
@@ -171,10 +175,16 @@ public struct WidgetStore: Sendable {
                 "\(appID)'s '\(kind)' does not support \(family); it supports \(widgetKind.families.map(\.rawValue).joined(separator: ", "))")
         }
         try Self.check(configuration, widgetKind)
+        let placed = countsByApp[appID, default: 0]
+        guard placed < maxPerApp else {
+            throw .limitExceeded(
+                "\(appID) already has \(placed) placed widgets, the most allowed (the limit max-widgets-per-app is \(maxPerApp)); remove some before placing another")
+        }
         let widget = PlacedWidget(
             id: "w\(nextNumber)", appID: appID, kind: kind, family: parsedFamily, configuration: configuration, content: nil)
         nextNumber += 1
         widgets[widget.id] = widget
+        countsByApp[appID, default: 0] += 1
         return widget
     }
 
@@ -216,7 +226,14 @@ public struct WidgetStore: Sendable {
         widgets[id]!.configuration = configuration
     }
 
-    public mutating func remove(_ id: String) { widgets.removeValue(forKey: id) }
+    public mutating func remove(_ id: String) {
+        guard let widget = widgets.removeValue(forKey: id) else { return }
+        let remaining = countsByApp[widget.appID, default: 1] - 1
+        countsByApp[widget.appID] = remaining > 0 ? remaining : nil
+    }
+
+    /// Counts a widget put back by ``restore(_:nextNumber:)``.
+    mutating func countRestored(_ appID: String) { countsByApp[appID, default: 0] += 1 }
 
     /// What the resolution rules need about a widget.
     public func tapContext(_ id: String, app: AppOptions) -> WidgetTapContext? {

@@ -17,6 +17,14 @@ public struct HostConfiguration: Sendable {
     public var maxRegistrationsPerConnection = 256
     /// Live Activities per app (activities not yet removed).
     public var maxActivitiesPerApp = 64
+    /// Placed widgets per app.
+    public var maxWidgetsPerApp = 1000
+    /// Deliveries one app may have waiting for its answer; more taps for it are refused at once.
+    public var maxPendingDeliveriesPerApp = 256
+    /// Size, depth, element count and URL length of every view tree (content, activities, timelines).
+    public var contentLimits = ViewTreeLimits() {
+        didSet { timelines.contentLimits = contentLimits }
+    }
     /// The clock the model's dates come from (Live Activity lifecycles, timelines).
     public var clock: any WallClock = SystemWallClock()
     /// How long a provider call (`GetTimeline`, `ProvideOptions`) may take.
@@ -54,6 +62,8 @@ public actor HostService {
     /// The last `LiveActivities.Order` announced, to emit PropertiesChanged only on change.
     var announcedOrder: [String] = []
     var timelines: TimelineEngine
+    /// Deliveries waiting for each app's answer (`maxPendingDeliveriesPerApp`).
+    var pendingDeliveries: [String: Int] = [:]
     /// The state directory; nil until `start()` opened it.
     var state: StateDirectory?
     /// Fires at the timeline engine's next deadline; see `rearmTimelineTimer()`.
@@ -72,7 +82,10 @@ public actor HostService {
         self.registry = AppRegistry(maxRegistrationsPerConnection: configuration.maxRegistrationsPerConnection)
         var limits = ActivityLimits()
         limits.maxPerApp = configuration.maxActivitiesPerApp
+        limits.content = configuration.contentLimits
         self.activities = LiveActivityStore(limits: limits)
+        widgets.limits = configuration.contentLimits
+        widgets.maxPerApp = configuration.maxWidgetsPerApp
         self.timelines = TimelineEngine(options: configuration.timelines)
     }
 
@@ -181,7 +194,7 @@ public actor HostService {
     func openURL(_ call: MethodCall, _ reply: Reply) {
         do {
             let url = call.arguments[0].stringValue ?? ""
-            try ViewTree.checkURL(url, what: "url", limits: ViewTreeLimits())
+            try ViewTree.checkURL(url, what: "url", limits: configuration.contentLimits)
             guard let scheme = URLParts.scheme(of: url) else { throw HostError.invalidArgument("url must be absolute") }
             var token: String?
             for (key, value) in OptionValue.dictionary(call.arguments[1]) {
@@ -207,7 +220,7 @@ public actor HostService {
                     appID: app.id, options: app.options, registeredBy: app.registeredBy,
                     outcome: .openURL(url: url, via: "open-url"), activationToken: token, source: ["via": .string("open-url")])
                 let logger = self.logger
-                delivery.perform(on: connection, timeout: configuration.deliveryTimeout) { error in
+                deliver(delivery) { error in
                     if let error { return reply.fail(error) }
                     logger.info("URL opened", metadata: ["app": "\(app.id)", "scheme": "\(scheme)"])
                     reply.succeed([.string(app.id)])

@@ -221,7 +221,7 @@ extension HostService {
             appID: app.id, options: app.options, registeredBy: app.registeredBy, outcome: resolution.outcome,
             activationToken: token, source: source)
         // The delivery's answer arrives on the connection's queue, which is this actor's executor.
-        delivery.perform(on: connection, timeout: configuration.deliveryTimeout) { [weak self, details, source] error in
+        self.deliver(delivery) { [weak self, details, source] error in
             var details = details
             if let error {
                 details["error"] = .string(error.message)
@@ -236,6 +236,28 @@ extension HostService {
                     service.requestReload(widgetID, .action)
                 }
             }
+        }
+    }
+
+    /// Sends a delivery unless its app already has `maxPendingDeliveriesPerApp`
+    /// waiting for an answer: a flood of taps for one app that does not keep
+    /// up is refused at once instead of piling up in the host.
+    func deliver(_ delivery: Delivery, completion: @escaping @Sendable (HostError?) -> Void) {
+        let appID = delivery.appID
+        let waiting = pendingDeliveries[appID, default: 0]
+        guard waiting < configuration.maxPendingDeliveriesPerApp else {
+            return completion(
+                .limitExceeded(
+                    "\(appID) has \(waiting) deliveries waiting for its answer, the most allowed (the limit max-pending-deliveries-per-app); try again once it answers"))
+        }
+        pendingDeliveries[appID] = waiting + 1
+        // The answer arrives on the connection's queue, which is this actor's executor.
+        delivery.perform(on: connection, timeout: configuration.deliveryTimeout) { [weak self] error in
+            self?.assumeIsolated { service in
+                let left = service.pendingDeliveries[appID, default: 1] - 1
+                service.pendingDeliveries[appID] = left > 0 ? left : nil
+            }
+            completion(error)
         }
     }
 

@@ -188,7 +188,9 @@ struct TapsBench: AsyncParsableCommand {
         // benchmark measures taps, not the disk that placing 100,000 widgets syncs to.
         let shm = FileManager.default.fileExists(atPath: "/dev/shm") ? "/dev/shm" : NSTemporaryDirectory()
         let stateDirectory = shm + "/widget-host-bench-\(getpid())"
-        host.arguments = ["--address", bus.address, "--log-level", "warning", "--state-dir", stateDirectory]
+        host.arguments = [
+            "--address", bus.address, "--log-level", "warning", "--state-dir", stateDirectory, "--max-widgets-per-app", "1000000",
+        ]
         host.environment = bus.environment()
         try host.run()
         defer {

@@ -45,6 +45,27 @@ struct WidgetHostd: AsyncParsableCommand {
     @Option(help: "Seconds before the first retry of a failed timeline fetch; each further failure doubles it, up to one hour.")
     var reloadRetryDelay: Double = 30
 
+    @Option(help: "Placed widgets one app may have.")
+    var maxWidgetsPerApp: Int = 1000
+
+    @Option(help: "App registrations one connection may hold.")
+    var maxRegistrationsPerConnection: Int = 256
+
+    @Option(help: "Deliveries one app may have waiting for its answer; more taps for it fail at once with LimitExceeded.")
+    var maxPendingDeliveriesPerApp: Int = 256
+
+    @Option(help: "The largest view tree (content JSON) in bytes.")
+    var maxContentBytes: Int = ViewTreeLimits().maxBytes
+
+    @Option(help: "The deepest nesting of elements in a view tree.")
+    var maxContentDepth: Int = ViewTreeLimits().maxDepth
+
+    @Option(help: "The most elements in a view tree.")
+    var maxContentElements: Int = ViewTreeLimits().maxElements
+
+    @Option(help: "The longest URL in bytes.")
+    var maxUrlLength: Int = ViewTreeLimits().maxURLLength
+
     @Option(help: "trace, debug, info, notice, warning, error or critical.")
     var logLevel: Logger.Level = .info
 
@@ -64,8 +85,13 @@ struct WidgetHostd: AsyncParsableCommand {
         guard reloadRetryDelay > 0, reloadRetryDelay.isFinite, reloadRetryDelay <= 3600 else {
             throw ValidationError("--reload-retry-delay must be more than 0 and at most 3600 seconds")
         }
-        guard maxActivitiesPerApp > 0 else {
-            throw ValidationError("--max-activities-per-app must be at least 1")
+        for (name, value) in [
+            ("--max-activities-per-app", maxActivitiesPerApp), ("--max-widgets-per-app", maxWidgetsPerApp),
+            ("--max-registrations-per-connection", maxRegistrationsPerConnection),
+            ("--max-pending-deliveries-per-app", maxPendingDeliveriesPerApp), ("--max-content-bytes", maxContentBytes),
+            ("--max-content-depth", maxContentDepth), ("--max-content-elements", maxContentElements), ("--max-url-length", maxUrlLength),
+        ] where value < 1 {
+            throw ValidationError("\(name) must be at least 1")
         }
     }
 
@@ -83,6 +109,13 @@ struct WidgetHostd: AsyncParsableCommand {
         config.deliveryTimeout = .milliseconds(Int64((deliveryTimeout * 1000).rounded()))
         if let stateDir { config.stateDirectory = stateDir }
         config.maxActivitiesPerApp = maxActivitiesPerApp
+        config.maxWidgetsPerApp = maxWidgetsPerApp
+        config.maxRegistrationsPerConnection = maxRegistrationsPerConnection
+        config.maxPendingDeliveriesPerApp = maxPendingDeliveriesPerApp
+        config.contentLimits.maxBytes = maxContentBytes
+        config.contentLimits.maxDepth = maxContentDepth
+        config.contentLimits.maxElements = maxContentElements
+        config.contentLimits.maxURLLength = maxUrlLength
         config.providerTimeout = .milliseconds(Int64((providerTimeout * 1000).rounded()))
         config.timelines.dailyBudget = dailyReloadBudget
         config.timelines.minimumReloadInterval = minReloadInterval
