@@ -98,39 +98,74 @@ struct ReliabilityTests {
         for task in waiting { task.cancel() }
     }
 
-    @Test("Head of line: while one app never answers, 1,000 taps to another complete at once")
-    func headOfLine() async throws {
-        let fixture = try await HostFixture.make()
-        defer { fixture.stop() }
-        try await fixture.startHost(["--delivery-timeout", "60"])
-        let hung = try await AppPeer(fixture, appID: "org.example.Hung", behaviour: .hang)
-        defer { hung.close() }
-        let quick = try await AppPeer(fixture, appID: "org.example.Quick")
-        defer { quick.close() }
+    /// Two App1 apps, the first with `behaviour`, each with a placed widget whose tap opens a URL.
+    static func twoApps(_ fixture: HostFixture, _ first: String, behaviour: AppPeer.Behaviour, _ second: String) async throws
+        -> (AppPeer, AppPeer, [String])
+    {
+        let apps = [try await AppPeer(fixture, appID: first, behaviour: behaviour), try await AppPeer(fixture, appID: second)]
         var widgets: [String] = []
-        for app in [hung, quick] {
+        for app in apps {
             try await app.registerWidgets(Self.bundle)
             let widget = try await app.connection.addWidget(app.appID, "K", "systemSmall")
             try await app.setContent(widget, #"{"type":"text","widgetURL":"x-app://w"}"#)
             widgets.append(widget)
         }
+        return (apps[0], apps[1], widgets)
+    }
+
+    /// Taps `widget` `count` times, one after another; the longest wait.
+    static func slowestOf(_ count: Int, taps widget: String, from renderer: Connection) async throws -> Duration {
+        let clock = ContinuousClock()
+        var slowest = Duration.zero
+        for _ in 0..<count {
+            slowest = max(slowest, try await clock.measure { _ = try await renderer.tap(widget) })
+        }
+        return slowest
+    }
+
+    @Test("Head of line: while one app never answers, 1,000 taps to another complete at once")
+    func headOfLine() async throws {
+        let fixture = try await HostFixture.make()
+        defer { fixture.stop() }
+        try await fixture.startHost(["--delivery-timeout", "60"])
+        let (hung, quick, widgets) = try await Self.twoApps(fixture, "org.example.Hung", behaviour: .hang, "org.example.Quick")
+        defer { hung.close(); quick.close() }
         let renderer = try await fixture.connect()
         defer { renderer.close() }
         let hungWidget = widgets[0]
         let stuck = (0..<50).map { _ in Task { try? await renderer.tap(hungWidget) } }
         #expect(await eventually { hung.calls.count == 50 })
 
-        let clock = ContinuousClock()
-        var slowest = Duration.zero
-        for _ in 0..<1000 {
-            let elapsed = try await clock.measure { _ = try await renderer.tap(widgets[1]) }
-            slowest = max(slowest, elapsed)
-        }
+        let slowest = try await Self.slowestOf(1000, taps: widgets[1], from: renderer)
         #expect(quick.calls.count == 1000)
         // "At once" against the 60 s the hung app's taps wait: none of these waited on it.
         #expect(slowest < .seconds(5), "slowest tap to the answering app: \(slowest)")
         #expect(hung.calls.count == 50)
         for task in stuck { task.cancel() }
+    }
+
+    @Test("A flood of taps from one renderer does not starve another renderer's taps")
+    func flood() async throws {
+        let fixture = try await HostFixture.make()
+        defer { fixture.stop() }
+        try await fixture.startHost()
+        let (flooded, calm, widgets) = try await Self.twoApps(fixture, "org.example.Flooded", behaviour: .answer, "org.example.Calm")
+        defer { flooded.close(); calm.close() }
+        let flooder = try await fixture.connect()
+        defer { flooder.close() }
+        let other = try await fixture.connect()
+        defer { other.close() }
+        let target = widgets[0]
+        let flood = Task {
+            await withTaskGroup(of: Void.self) { group in
+                for _ in 0..<4000 { group.addTask { _ = try? await flooder.tap(target) } }
+            }
+        }
+        #expect(await eventually { flooded.calls.count >= 100 })
+        let slowest = try await Self.slowestOf(50, taps: widgets[1], from: other)
+        #expect(calm.calls.count == 50)
+        #expect(slowest < .seconds(5), "slowest tap during the flood: \(slowest)")
+        await flood.value
     }
 
     @Test("Fuzz: 10,000 calls with wrong types and hostile values get named errors; the host stays up and its memory flat")
