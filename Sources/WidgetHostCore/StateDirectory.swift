@@ -35,6 +35,8 @@ public final class StateDirectory {
     public private(set) var notes: [String] = []
 
     private var journal: Int32 = -1
+    /// `lock`, held (flock) while this value lives: one host per directory.
+    private var lock: Int32 = -1
     private var journalBytes = 0
     private var snapshotBytes = 0
 
@@ -48,6 +50,7 @@ public final class StateDirectory {
         path = directory
         state = DurableState()
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        try takeLock()
         readSnapshot()
         replayJournal()
         try compact()
@@ -55,6 +58,23 @@ public final class StateDirectory {
 
     deinit {
         if journal >= 0 { close(journal) }
+        if lock >= 0 { close(lock) }
+    }
+
+    /// Two hosts writing one directory would lose each other's records: the
+    /// second one is refused, naming the first.
+    private func takeLock() throws {
+        let name = file("lock")
+        lock = Glibc.open(name, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard lock >= 0 else { throw StateDirectoryError.system("open \(name)", errno) }
+        guard flock(lock, LOCK_EX | LOCK_NB) == 0 else {
+            let holder = (try? String(contentsOfFile: name, encoding: .utf8))?.split(separator: "\n").first.map(String.init) ?? "?"
+            close(lock)
+            lock = -1
+            throw StateDirectoryError.inUse(path, holder: holder)
+        }
+        _ = ftruncate(lock, 0)
+        try writeAll(lock, Array("\(getpid())\n".utf8), what: name)
     }
 
     // MARK: Writing
@@ -216,10 +236,13 @@ public final class StateDirectory {
 /// A file operation of ``StateDirectory`` that failed.
 public enum StateDirectoryError: Error, CustomStringConvertible {
     case system(String, Int32)
+    case inUse(String, holder: String)
 
     public var description: String {
         switch self {
         case .system(let what, let code): "\(what): \(String(cString: strerror(code)))"
+        case .inUse(let path, let holder):
+            "\(path) is in use by another widget-hostd (process \(holder)); stop it, or give this one its own --state-dir"
         }
     }
 }

@@ -41,7 +41,7 @@ struct StateDirectoryTests {
         #expect(reopened.state.widgets["w1"] == configured)
         #expect(reopened.state.nextWidgetNumber == 8, "w7 was used once, so the next widget is w8")
         // Opening compacted everything into the snapshot and emptied the journal.
-        #expect(files(dir) == ["journal", "state.json"])
+        #expect(files(dir) == ["journal", "lock", "state.json"])
         #expect(try Data(contentsOf: URL(fileURLWithPath: dir + "/journal")).isEmpty)
     }
 
@@ -89,10 +89,14 @@ struct StateDirectoryTests {
         let dir = try directoryWithWidget(compacted: true)
         defer { try? FileManager.default.removeItem(atPath: dir) }
         try text.write(toFile: dir + "/state.json", atomically: false, encoding: .utf8)
-        let reopened = try StateDirectory(directory: dir)
-        #expect(reopened.state == DurableState())
-        #expect(reopened.notes.count == 1, "\(reopened.notes)")
-        #expect(files(dir).contains { $0.hasPrefix("state.json.corrupt-") })
+        do {
+            let reopened = try StateDirectory(directory: dir)
+            #expect(reopened.state == DurableState())
+            #expect(reopened.notes.count == 1, "\(reopened.notes)")
+            #expect(files(dir).contains { $0.hasPrefix("state.json.corrupt-") })
+            // One host per directory: a second opening is refused while the first lives.
+            #expect(throws: StateDirectoryError.self) { try StateDirectory(directory: dir) }
+        }
         // The fresh snapshot is sound again.
         #expect(try StateDirectory(directory: dir).notes.isEmpty)
     }

@@ -162,9 +162,17 @@ struct DaemonTests {
         let host = try #require(fixture.hostProcess)
 
         // A second daemon on the same bus refuses to start.
-        let second = try await runCommand(buildDirectory + "/widget-hostd", [], environment: fixture.environment, timeout: 20)
+        let elsewhere = fixture.root.appendingPathComponent("other-state").path
+        let second = try await runCommand(
+            buildDirectory + "/widget-hostd", ["--state-dir", elsewhere], environment: fixture.environment, timeout: 20)
         #expect(second.status == 1)
         #expect(second.stderr.contains("already owned"), "\(second.stderr)")
+        // So does one that would share the first one's state directory, before touching it.
+        let journal = try Data(contentsOf: fixture.stateDirectory.appendingPathComponent("journal"))
+        let sharing = try await runCommand(buildDirectory + "/widget-hostd", [], environment: fixture.environment, timeout: 20)
+        #expect(sharing.status == 1)
+        #expect(sharing.stderr.contains("is in use by another widget-hostd (process \(host.processIdentifier))"), "\(sharing.stderr)")
+        #expect(try Data(contentsOf: fixture.stateDirectory.appendingPathComponent("journal")) == journal)
 
         host.terminate()
         await waitForExit(host)
