@@ -5,7 +5,8 @@
 #   systemd                   busctl, a client the tests drive the host with
 #   libglib2.0-bin            gdbus, the other client
 #   python3 python3-gi        a real GApplication as a host app
-WIDGETHOST_DEBS=(libdbus-1-dev pkg-config dbus systemd libglib2.0-bin python3 python3-gi)
+#   help2man                  the packages' man pages, made from --help
+WIDGETHOST_DEBS=(libdbus-1-dev pkg-config dbus systemd libglib2.0-bin python3 python3-gi help2man)
 
 # Installs whichever of the packages are missing (with sudo when not root).
 ensure_packages() {
