@@ -10,9 +10,13 @@ let package = Package(
     name: "WidgetHost",
     products: [
         .executable(name: "widget-hostd", targets: ["widget-hostd"]),
+        .library(name: "WidgetHostKit", targets: ["WidgetHostKit"]),
         .executable(name: "widget-host", targets: ["widget-host"]),
         .executable(name: "widget-host-bench", targets: ["widget-host-bench"]),
         .library(name: "DBus", targets: ["DBus"]),
+        .executable(name: "tap-me-swift", targets: ["tap-me-swift"]),
+        .executable(name: "emoji-rangers-swift", targets: ["emoji-rangers-swift"]),
+        .executable(name: "widget-renderer", targets: ["widget-renderer"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
@@ -56,12 +60,27 @@ let package = Package(
             capability: .buildTool(),
             dependencies: ["embed-interfaces"]
         ),
+        // The Swift library for apps and renderers.
+        .target(
+            name: "WidgetHostKit",
+            dependencies: ["DBus", "WidgetHostCore", "WidgetHostWire"],
+            swiftSettings: strict,
+            plugins: ["EmbedInterfaces"]
+        ),
+        // Example apps and a renderer on the library.
+        .executableTarget(name: "tap-me-swift", dependencies: ["WidgetHostKit"], path: "examples/swift/TapMe", swiftSettings: strict),
+        .executableTarget(
+            name: "emoji-rangers-swift", dependencies: ["WidgetHostKit"], path: "examples/swift/EmojiRangers", swiftSettings: strict),
+        .executableTarget(name: "widget-renderer", dependencies: ["WidgetHostKit"], path: "examples/swift/Renderer", swiftSettings: strict),
+        // The model's values as D-Bus values, for the service and the library.
+        .target(name: "WidgetHostWire", dependencies: ["DBus", "WidgetHostCore"], swiftSettings: strict),
         // Adapts the model to the bus.
         .target(
             name: "WidgetHostService",
             dependencies: [
                 "DBus",
                 "WidgetHostCore",
+                "WidgetHostWire",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -113,7 +132,10 @@ let package = Package(
         ),
         .testTarget(
             name: "WidgetHostServiceTests",
-            dependencies: ["DBus", "PrivateBus", "WidgetHostService", "widget-hostd", "widget-host"],
+            dependencies: [
+                "DBus", "PrivateBus", "WidgetHostService", "WidgetHostKit", "widget-hostd", "widget-host", "tap-me-swift",
+                "emoji-rangers-swift", "widget-renderer",
+            ],
             swiftSettings: strict
         ),
     ]

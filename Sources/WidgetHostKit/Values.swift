@@ -1,0 +1,119 @@
+import DBus
+@_exported import enum WidgetHostCore.ActivityPresentation
+@_exported import enum WidgetHostCore.JSONValue
+@_exported import enum WidgetHostCore.OptionValue
+@_exported import enum WidgetHostCore.Surface
+@_exported import struct WidgetHostCore.ViewNode
+@_exported import enum WidgetHostCore.WidgetFamily
+import WidgetHostWire
+
+/// The host's names (CONTRACT §1).
+public enum WidgetHostNames {
+    public static let busName = "org.widgethost.Host1"
+    public static let rootPath = "/org/widgethost/Host1"
+    public static let apps = "org.widgethost.Host1.Apps"
+    public static let widgets = "org.widgethost.Host1.Widgets"
+    public static let widget = "org.widgethost.Host1.Widget"
+    public static let liveActivities = "org.widgethost.Host1.LiveActivities"
+    public static let liveActivity = "org.widgethost.Host1.LiveActivity"
+
+    /// A widget's object path from its id (`w1`) or path.
+    public static func widgetPath(_ widget: String) -> String { widget.hasPrefix("/") ? widget : rootPath + "/widgets/" + widget }
+    /// A Live Activity's object path from its id (`a1`) or path.
+    public static func activityPath(_ activity: String) -> String {
+        activity.hasPrefix("/") ? activity : rootPath + "/activities/" + activity
+    }
+}
+
+/// What a tap came to (CONTRACT §3).
+public enum TapOutcome: String, Sendable, CaseIterable {
+    case openURL = "open-url"
+    case continueUserActivity = "continue-user-activity"
+    case performAction = "perform-action"
+    case none
+}
+
+/// A tap's outcome and details, as `Tap` and `Resolve` answer.
+public struct TapResult: Sendable, Equatable {
+    public var outcome: TapOutcome
+    public var appID: String
+    /// For `open-url`: the URL and how it was chosen (`link`, `widget-url`, `default`).
+    public var url: String?
+    public var via: String?
+    /// For `continue-user-activity`.
+    public var activityType: String?
+    public var userInfo: [String: OptionValue]
+    /// For `perform-action`.
+    public var action: String?
+    public var parameter: OptionValue?
+    /// For `none`: why, e.g. `app-does-not-support-car`.
+    public var reason: String?
+    /// Notes such as `multiple-widget-urls` or `undeclared-scheme`.
+    public var diagnostics: [String]
+    /// Every detail as sent, including keys added later.
+    public var details: [String: OptionValue]
+
+    init(outcome: String, details raw: [String: OptionValue]) {
+        self.outcome = TapOutcome(rawValue: outcome) ?? .none
+        details = raw
+        appID = raw["app_id"]?.stringValue ?? ""
+        url = raw["url"]?.stringValue
+        via = raw["via"]?.stringValue
+        activityType = raw["activity_type"]?.stringValue
+        if case .dict(let info)? = raw["user_info"] { userInfo = info } else { userInfo = [:] }
+        action = raw["action"]?.stringValue
+        parameter = raw["parameter"]
+        reason = raw["reason"]?.stringValue
+        diagnostics = raw["diagnostics"]?.stringArrayValue ?? []
+    }
+}
+
+/// Where a delivery came from and the token to raise a window with (CONTRACT §4).
+public struct DeliveryContext: Sendable, Equatable {
+    /// The XDG activation token of the click, when the renderer gave one.
+    public var activationToken: String?
+    /// The widget's kind (an activity's attributes type).
+    public var kind: String?
+    public var family: WidgetFamily?
+    public var widgetID: String?
+    public var activityID: String?
+    public var presentation: ActivityPresentation?
+    public var surface: Surface?
+    /// How a URL was chosen: `link`, `widget-url`, `default` or `open-url`.
+    public var via: String?
+
+    init(_ context: [String: OptionValue]) {
+        activationToken = context["activation-token"]?.stringValue
+        var source: [String: OptionValue] = [:]
+        if case .dict(let s)? = context["org.widgethost.source"] { source = s }
+        kind = source["kind"]?.stringValue
+        family = source["family"]?.stringValue.flatMap(WidgetFamily.init(rawValue:))
+        widgetID = source["widget_id"]?.stringValue
+        activityID = source["activity_id"]?.stringValue
+        presentation = source["presentation"]?.stringValue.flatMap(ActivityPresentation.init(rawValue:))
+        surface = source["surface"]?.stringValue.flatMap(Surface.init(rawValue:))
+        via = source["via"]?.stringValue
+    }
+}
+
+/// A user activity to continue: for a widget, its kind and where it is (CONTRACT §3 rule 4).
+public struct UserActivity: Sendable, Equatable {
+    public var activityType: String
+    public var userInfo: [String: OptionValue]
+}
+
+/// An error an app's handler throws to fail a delivery: the renderer's tap gets
+/// `ActivationFailed` with this name and message.
+public struct AppError: Error, DBusErrorConvertible {
+    public var name: String
+    public var message: String
+    public init(name: String, message: String) {
+        self.name = name
+        self.message = message
+    }
+    public var dbusError: DBusError { DBusError(name: name, message: message) }
+}
+
+extension [String: OptionValue] {
+    var dbusValue: DBusValue { .vardict(mapValues(\.dbusValue)) }
+}

@@ -1,0 +1,144 @@
+import DBus
+import Foundation
+import Testing
+import WidgetHostKit
+
+/// WidgetHostKit end to end: apps and renderers written with the library, against the real daemon.
+@Suite("WidgetHostKit", .timeLimit(.minutes(2)))
+struct WidgetHostKitTests {
+    static let bundle =
+        #"{"widgets":[{"kind":"Hero","families":["systemSmall","accessoryInline"],"configuration":{"intent":"SelectHero","parameters":[{"name":"hero","dynamic":true}]}}]}"#
+
+    /// What an app's handlers received.
+    final class Received: @unchecked Sendable {
+        private let lock = NSLock()
+        private var items: [String] = []
+        func add(_ item: String) { lock.withLock { items.append(item) } }
+        var all: [String] { lock.withLock { items } }
+    }
+
+    @Test("An app's handlers get URLs, user activities and actions, typed, from a renderer's taps")
+    func appAndRenderer() async throws {
+        let fixture = try await HostFixture.make()
+        defer { fixture.stop() }
+        try await fixture.startHost()
+        let bus = BusAddress.address(fixture.bus.address)
+        let received = Received()
+        let app = WidgetHostApp(appID: "org.example.Kit", schemes: ["kit"], bundle: Self.bundle)
+        app.onOpenURL { url, context in received.add("url \(url) token=\(context.activationToken ?? "-") widget=\(context.widgetID ?? "-") via=\(context.via ?? "-")") }
+        app.onContinueUserActivity { activity, context in
+            received.add("activity \(activity.activityType) family=\(context.family?.rawValue ?? "-") info=\(activity.userInfo["kind"]?.stringValue ?? "-")")
+        }
+        app.onPerformAction { action, parameter, context in received.add("action \(action) \(parameter?.stringValue ?? "-") surface=\(context.surface?.rawValue ?? "-")") }
+        try await app.connect(bus)
+        defer { app.close() }
+        let renderer = try await WidgetHostRenderer.connect(bus)
+        defer { renderer.close() }
+
+        let changes = try await renderer.changes()
+        let widget = try await renderer.addWidget(appID: "org.example.Kit", kind: "Hero", family: .systemSmall, configuration: ["hero": .string("spouty")])
+        #expect(widget.family == .systemSmall && widget.configuration["hero"] == .string("spouty") && widget.content == nil)
+        let tree = ViewNode.vstack(widgetURL: "kit://hero/spouty", [
+            .text("Spouty", id: "name"), .link("kit://leaderboard", id: "board", [.text("Board")]),
+            .button(action: "heal", parameter: .string("spouty"), id: "heal", [.text("Heal")]),
+        ])
+        try await app.setContent(widget.id, tree)
+        // The mirror sees the content change, typed.
+        var iterator = changes.makeAsyncIterator()
+        var mirrored: ViewNode?
+        while mirrored == nil, let change = await iterator.next() {
+            if case .widgetChanged(let changed) = change, changed.id == widget.id { mirrored = changed.content }
+        }
+        #expect(mirrored == tree)
+        #expect(try await renderer.widgets().first?.content == tree)
+
+        let opened = try await renderer.tap(widget.id, element: "name", activationToken: "tok-9")
+        #expect(opened.outcome == .openURL && opened.url == "kit://hero/spouty" && opened.via == "widget-url")
+        let linked = try await renderer.tap(widget.id, element: "board")
+        #expect(linked.outcome == .openURL && linked.url == "kit://leaderboard" && linked.via == "link")
+        let acted = try await renderer.tap(widget.id, element: "heal", surface: .lockScreen)
+        #expect(acted.outcome == .performAction && acted.action == "heal" && acted.parameter == .string("spouty"))
+        let inline = try await renderer.addWidget(appID: "org.example.Kit", kind: "Hero", family: .accessoryInline)
+        let continued = try await renderer.tap(inline.id)
+        #expect(continued.outcome == .continueUserActivity && continued.activityType == "Hero")
+        let dry = try await renderer.tap(widget.id, element: "name", deliver: false)
+        #expect(dry.outcome == .openURL)
+        #expect(received.all == [
+            "url kit://hero/spouty token=tok-9 widget=\(widget.id) via=widget-url",
+            "url kit://leaderboard token=- widget=\(widget.id) via=link",
+            "action heal spouty surface=lock-screen",
+            "activity Hero family=accessoryInline info=Hero",
+        ])
+        #expect(try await app.currentConfigurations().map(\.id) == [widget.id, inline.id])
+    }
+
+    struct Provider: WidgetTimelineProvider {
+        func timeline(for request: TimelineRequest) async throws -> WidgetTimeline {
+            let hero = request.configuration["hero"]?.stringValue ?? "?"
+            return WidgetTimeline(
+                entries: [
+                    .init(date: Date(), content: .text("\(hero) now", id: "t")),
+                    .init(date: Date().addingTimeInterval(0.5), content: .text("\(hero) later", id: "t")),
+                ],
+                policy: .never)
+        }
+
+        func options(kind: String, parameter: String, configuration: [String: OptionValue]) async throws -> [ConfigurationOption] {
+            [ConfigurationOption(id: "spouty", display: "🐳 Spouty")]
+        }
+    }
+
+    @Test("A provider written with the library serves timelines and options; the app registers again after the host restarts")
+    func providerAndRestart() async throws {
+        let fixture = try await HostFixture.make()
+        defer { fixture.stop() }
+        try await fixture.startHost()
+        let bus = BusAddress.address(fixture.bus.address)
+        let app = WidgetHostApp(appID: "org.example.KitProvider", bundle: Self.bundle)
+        app.provideTimelines(with: Provider())
+        try await app.connect(bus)
+        defer { app.close() }
+        let renderer = try await WidgetHostRenderer.connect(bus)
+        defer { renderer.close() }
+        let widget = try await renderer.addWidget(
+            appID: "org.example.KitProvider", kind: "Hero", family: .systemSmall, configuration: ["hero": .string("spook")])
+        #expect(await eventually { (try? await renderer.widgets().first?.content) == .text("spook later", id: "t") })
+        let options = try await renderer.connection.call(
+            destination: "org.widgethost.Host1", path: "/org/widgethost/Host1", interface: "org.widgethost.Host1.Widgets",
+            member: "GetConfigurationOptions", [.string("org.example.KitProvider"), .string("Hero"), .string("hero"), .vardict([:])])
+        #expect(options.first == .array(element: "(ss)", [.structure([.string("spouty"), .string("🐳 Spouty")])]))
+
+        #expect(app.registrationCount == 1)
+        await fixture.stopHost()
+        try await fixture.startHost()
+        #expect(await eventually { app.registrationCount == 2 }, "the app did not register again after the restart")
+        try await app.setContent(widget.id, .text("after the restart", id: "t"))
+        try await app.reloadAllTimelines()
+        #expect(await eventually { (try? await renderer.widgets().first?.content) == .text("spook later", id: "t") })
+    }
+
+    @Test("The Swift examples: Tap Me places its widgets and prints what a tap opens; widget-renderer lists, shows and taps")
+    func examples() async throws {
+        let fixture = try await HostFixture.make()
+        defer { fixture.stop() }
+        try await fixture.startHost()
+        let output = fixture.root.appendingPathComponent("tap-me-swift.out")
+        _ = FileManager.default.createFile(atPath: output.path, contents: nil)
+        let app = Process()
+        app.executableURL = URL(fileURLWithPath: buildDirectory + "/tap-me-swift")
+        app.environment = fixture.environment.merging(["TAP_ME_SECONDS": "30"]) { _, new in new }
+        app.standardOutput = try FileHandle(forWritingTo: output)
+        try app.run()
+        defer { app.terminate() }
+        func printed() -> String { (try? String(contentsOf: output, encoding: .utf8)) ?? "" }
+        #expect(await eventually { printed().contains("Tap Me is ready.") }, "\(printed())")
+        let renderer = buildDirectory + "/widget-renderer"
+        let list = try await runCommand(renderer, ["list"], environment: fixture.environment)
+        #expect(list.stdout.split(separator: "\n").count == 5, "\(list.stdout)\(list.stderr)")
+        let show = try await runCommand(renderer, ["show", "w5"], environment: fixture.environment)
+        #expect(show.stdout.contains("link #show-red \"\"") || show.stdout.contains("link #show-red → tap-me-widget://show-red"), "\(show.stdout)")
+        let tap = try await runCommand(renderer, ["tap", "w2", "label", "--token", "tok-2"], environment: fixture.environment)
+        #expect(tap.stdout == "open-url tap-me-widget://show-green\n", "\(tap.stdout)\(tap.stderr)")
+        #expect(await eventually { printed().contains("Tap Me opened tap-me-widget://show-green (activation token tok-2)") }, "\(printed())")
+    }
+}
