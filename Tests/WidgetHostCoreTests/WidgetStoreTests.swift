@@ -60,3 +60,28 @@ struct WidgetStoreTests {
         #expect(store.widgets["w99"] == nil)
     }
 }
+
+@Suite("ViewNode")
+struct ViewNodeTests {
+    @Test("A ViewNode encodes to content the host accepts, element for element, and decodes back with unknown keys kept")
+    func roundTrip() throws {
+        let node = ViewNode.vstack(widgetURL: "emoji-rangers://hero/spouty", [
+            .text("🐳", id: "avatar"),
+            .link("emoji-rangers://hero/spouty", id: "spouty", [.text("Spouty")]),
+            .button(action: "superCharge", parameter: .object(["hero": .string("spouty")]), id: "charge", [.text("⚡")]),
+            .toggle(action: "favourite", isOn: true, id: "fav"),
+            ViewNode("progress", id: "health", fields: ["value": .number(0.6), "tint": .string("green")]),
+        ])
+        let tree = try ViewTree.parse(node.json)
+        #expect(tree.widgetURLs == ["emoji-rangers://hero/spouty"])
+        #expect(tree.elements.map(\.type) == ["vstack", "text", "link", "text", "button", "text", "toggle", "progress"])
+        #expect(tree.elements.first { $0.id == "spouty" }?.url == "emoji-rangers://hero/spouty")
+        #expect(tree.elements.first { $0.id == "fav" }?.actionParameter == .bool(false))
+        #expect(tree.elements.first { $0.id == "health" }?.fields["tint"] == .string("green"))
+        #expect(try ViewNode.decode(node.json) == node)
+        let foreign = #"{"type":"zstack","children":[{"type":"color","id":"swatch","color":"red"}],"padding":4}"#
+        let decoded = try ViewNode.decode(foreign)
+        #expect(decoded.fields["padding"] == .integer(4) && decoded.children[0].fields["color"] == .string("red"))
+        #expect(try ViewTree.parse(decoded.json).elements.count == 2)
+    }
+}

@@ -142,3 +142,45 @@ struct WidgetHostKitTests {
         #expect(await eventually { printed().contains("Tap Me opened tap-me-widget://show-green (activation token tok-2)") }, "\(printed())")
     }
 }
+
+@Suite("Emoji Rangers on WidgetHostKit", .timeLimit(.minutes(2)))
+struct EmojiRangersSwiftTests {
+    @Test("The Swift Emoji Rangers: dynamic hero options, a timeline that recovers by itself, a button that reloads it, a Live Activity")
+    func emojiRangers() async throws {
+        let fixture = try await HostFixture.make()
+        defer { fixture.stop() }
+        try await fixture.startHost()
+        let output = fixture.root.appendingPathComponent("emoji-rangers-swift.out")
+        _ = FileManager.default.createFile(atPath: output.path, contents: nil)
+        let app = Process()
+        app.executableURL = URL(fileURLWithPath: buildDirectory + "/emoji-rangers-swift")
+        app.environment = fixture.environment.merging(["EMOJI_RANGERS_STEP": "0.5", "EMOJI_RANGERS_SECONDS": "60"]) { _, new in new }
+        app.standardOutput = try FileHandle(forWritingTo: output)
+        try app.run()
+        defer { app.terminate() }
+        func printed() -> String { (try? String(contentsOf: output, encoding: .utf8)) ?? "" }
+        #expect(await eventually { printed().contains("quest a1 started") }, "\(printed())")
+
+        let renderer = try await WidgetHostRenderer.connect(.address(fixture.bus.address))
+        defer { renderer.close() }
+        let options = try await fixture.cli(["options", "org.example.EmojiRangersSwift", "EmojiRangerWidget", "hero"])
+        #expect(options.stdout.contains("egghead     🦄 Egghead"), "\(options.stdout)")
+        #expect(try await renderer.activities().map(\.attributesType) == ["QuestAttributes"])
+
+        let widget = try await renderer.addWidget(
+            appID: "org.example.EmojiRangersSwift", kind: "EmojiRangerWidget", family: .systemSmall, configuration: ["hero": .string("egghead")])
+        func health() async -> String? {
+            (try? await renderer.widgets().first { $0.id == widget.id }?.content)??.children.first { $0.id == "health-label" }?
+                .fields["text"]?.stringValue
+        }
+        // Content changes by itself, entry by entry, up to full health.
+        #expect(await eventually { await health() == "100%" })
+        // A button's action reaches the app, and the host then reloads that widget's timeline.
+        let spook = try await renderer.addWidget(
+            appID: "org.example.EmojiRangersSwift", kind: "EmojiRangerWidget", family: .systemSmall, configuration: ["hero": .string("spook")])
+        #expect(await eventually { (try? await renderer.widgets().first { $0.id == spook.id }?.content) != nil })
+        let result = try await renderer.tap(spook.id, element: "supercharge")
+        #expect(result.outcome == .performAction && result.parameter == .string("spook"))
+        #expect(await eventually { printed().contains("super charged spook\ntimeline for spook (action)") }, "\(printed())")
+    }
+}

@@ -37,6 +37,7 @@ struct Rangers: WidgetTimelineProvider {
         guard let (id, emoji, name) = heroes.first(where: { $0.0 == hero }) else {
             throw AppError(name: "org.example.EmojiRangers.Error.UnknownHero", message: "no hero '\(hero)'")
         }
+        say("timeline for \(id) (\(request.reason))")
         var entries: [WidgetTimeline.Entry] = []
         var date = Date()
         while true {
