@@ -232,18 +232,9 @@ struct LiveActivityTests {
         let fixture = try await HostFixture.make()
         defer { fixture.stop() }
         try await fixture.startHost()
-        let output = fixture.root.appendingPathComponent("delivery.out")
-        _ = FileManager.default.createFile(atPath: output.path, contents: nil)
-        let handle = try FileHandle(forWritingTo: output)
-        let app = Process()
-        app.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        app.arguments = [repositoryRoot.appendingPathComponent("examples/delivery/delivery_app.py").path]
-        app.environment = fixture.environment
-        app.standardOutput = handle
-        app.standardError = handle
-        try app.run()
-        defer { if app.isRunning { app.terminate() } }
-        func printed() -> String { (try? String(contentsOf: output, encoding: .utf8)) ?? "" }
+        let app = try fixture.launch("/usr/bin/python3", [repositoryRoot.appendingPathComponent("examples/delivery/delivery_app.py").path])
+        defer { app.stop() }
+        let printed = app.printed
         let started = await eventually(timeout: 10) { printed().contains("started a1") }
         #expect(started, "\(printed())")
 

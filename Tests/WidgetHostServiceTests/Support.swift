@@ -147,6 +147,22 @@ final class HostFixture: @unchecked Sendable {
 
     var hostProcess: Process? { host }
 
+    /// Starts `executable` on the fixture's bus with its output (stdout and
+    /// stderr) going to a file; `printed()` reads what it wrote so far.
+    func launch(_ executable: String, _ arguments: [String] = [], environment extra: [String: String] = [:]) throws -> Launched {
+        let output = root.appendingPathComponent("\((executable as NSString).lastPathComponent)-\(UUID().uuidString.prefix(4)).out")
+        _ = FileManager.default.createFile(atPath: output.path, contents: nil)
+        let handle = try FileHandle(forWritingTo: output)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        process.environment = environment.merging(extra) { _, new in new }
+        process.standardOutput = handle
+        process.standardError = handle
+        try process.run()
+        return Launched(process: process, output: output)
+    }
+
     /// Where the host keeps its state: `$XDG_STATE_HOME/widgethost`.
     var stateDirectory: URL { root.appendingPathComponent("state/widgethost") }
 
@@ -298,4 +314,12 @@ final class SignalRecorder: @unchecked Sendable {
     var events: [String] {
         messages.map { "\($0.member ?? "?") \($0.arguments().first?.stringValue ?? "")" }
     }
+}
+
+/// A process started by `HostFixture.launch`.
+struct Launched {
+    let process: Process
+    let output: URL
+    func printed() -> String { (try? String(contentsOf: output, encoding: .utf8)) ?? "" }
+    func stop() { if process.isRunning { process.terminate() } }
 }

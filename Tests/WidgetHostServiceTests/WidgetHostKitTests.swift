@@ -122,15 +122,9 @@ struct WidgetHostKitTests {
         let fixture = try await HostFixture.make()
         defer { fixture.stop() }
         try await fixture.startHost()
-        let output = fixture.root.appendingPathComponent("tap-me-swift.out")
-        _ = FileManager.default.createFile(atPath: output.path, contents: nil)
-        let app = Process()
-        app.executableURL = URL(fileURLWithPath: buildDirectory + "/tap-me-swift")
-        app.environment = fixture.environment.merging(["TAP_ME_SECONDS": "30"]) { _, new in new }
-        app.standardOutput = try FileHandle(forWritingTo: output)
-        try app.run()
-        defer { app.terminate() }
-        func printed() -> String { (try? String(contentsOf: output, encoding: .utf8)) ?? "" }
+        let app = try fixture.launch(buildDirectory + "/tap-me-swift", environment: ["TAP_ME_SECONDS": "30"])
+        defer { app.stop() }
+        let printed = app.printed
         #expect(await eventually { printed().contains("Tap Me is ready.") }, "\(printed())")
         let renderer = buildDirectory + "/widget-renderer"
         let list = try await runCommand(renderer, ["list"], environment: fixture.environment)
@@ -150,15 +144,10 @@ struct EmojiRangersSwiftTests {
         let fixture = try await HostFixture.make()
         defer { fixture.stop() }
         try await fixture.startHost()
-        let output = fixture.root.appendingPathComponent("emoji-rangers-swift.out")
-        _ = FileManager.default.createFile(atPath: output.path, contents: nil)
-        let app = Process()
-        app.executableURL = URL(fileURLWithPath: buildDirectory + "/emoji-rangers-swift")
-        app.environment = fixture.environment.merging(["EMOJI_RANGERS_STEP": "0.5", "EMOJI_RANGERS_SECONDS": "60"]) { _, new in new }
-        app.standardOutput = try FileHandle(forWritingTo: output)
-        try app.run()
-        defer { app.terminate() }
-        func printed() -> String { (try? String(contentsOf: output, encoding: .utf8)) ?? "" }
+        let app = try fixture.launch(
+            buildDirectory + "/emoji-rangers-swift", environment: ["EMOJI_RANGERS_STEP": "0.5", "EMOJI_RANGERS_SECONDS": "60"])
+        defer { app.stop() }
+        let printed = app.printed
         #expect(await eventually { printed().contains("quest a1 started") }, "\(printed())")
 
         let renderer = try await WidgetHostRenderer.connect(.address(fixture.bus.address))
