@@ -49,7 +49,9 @@ public final class StateDirectory {
     public init(directory: String) throws {
         path = directory
         state = DurableState()
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        // The user's widgets and activities: readable by the user alone.
+        try FileManager.default.createDirectory(
+            atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         try takeLock()
         readSnapshot()
         replayJournal()

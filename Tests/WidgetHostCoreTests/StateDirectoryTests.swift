@@ -42,6 +42,8 @@ struct StateDirectoryTests {
         #expect(reopened.state.nextWidgetNumber == 8, "w7 was used once, so the next widget is w8")
         // Opening compacted everything into the snapshot and emptied the journal.
         #expect(files(dir) == ["journal", "lock", "state.json"])
+        let permissions = try FileManager.default.attributesOfItem(atPath: dir)[.posixPermissions] as? Int
+        #expect(permissions == 0o700)
         #expect(try Data(contentsOf: URL(fileURLWithPath: dir + "/journal")).isEmpty)
     }
 

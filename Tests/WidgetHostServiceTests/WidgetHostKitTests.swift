@@ -117,6 +117,32 @@ struct WidgetHostKitTests {
         #expect(await eventually { (try? await renderer.widgets().first?.content) == .text("spook later", id: "t") })
     }
 
+    @Test("Live Activities through the library: start, update, tap a presentation, end")
+    func liveActivities() async throws {
+        let fixture = try await HostFixture.make()
+        defer { fixture.stop() }
+        try await fixture.startHost()
+        let bus = BusAddress.address(fixture.bus.address)
+        let received = Received()
+        let app = WidgetHostApp(appID: "org.example.KitActivity", schemes: ["kit"])
+        app.onOpenURL { url, context in received.add("\(url) \(context.presentation?.rawValue ?? "-") \(context.activityID ?? "-")") }
+        try await app.connect(bus)
+        defer { app.close() }
+        let renderer = try await WidgetHostRenderer.connect(bus)
+        defer { renderer.close() }
+        let views = ActivityViews(
+            widgetURL: "kit://order/1", lockScreen: .text("Order 1"), compactLeading: .text("🚚"), compactTrailing: .text("10 min"),
+            minimal: .text("🚚"), expanded: .vstack([.link("kit://order/1/map", id: "map", [.text("Map")])]))
+        let id = try await app.startActivity(attributesType: "Delivery", content: views, state: ["eta": .int(10)], relevance: 2)
+        #expect(try await renderer.activities().map(\.id) == [id])
+        try await app.updateActivity(id, state: ["eta": .int(5)])
+        let tapped = try await renderer.tapActivity(id, presentation: .expanded, element: "map")
+        #expect(tapped.outcome == .openURL && tapped.url == "kit://order/1/map")
+        #expect(received.all == ["kit://order/1/map expanded \(id)"])
+        try await app.endActivity(id, dismissal: "immediate")
+        #expect(try await renderer.activities().isEmpty)
+    }
+
     @Test("The Swift examples: Tap Me places its widgets and prints what a tap opens; widget-renderer lists, shows and taps")
     func examples() async throws {
         let fixture = try await HostFixture.make()
