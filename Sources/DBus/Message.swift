@@ -193,7 +193,7 @@ enum Marshal {
         guard depth <= 64 else { throw DBusEncodingError("a value is nested more than 64 containers deep") }
         switch value {
         case .string(let s):
-            if s.utf8.contains(0) { throw DBusEncodingError("a D-Bus string cannot contain a NUL character") }
+            if containsNUL(s) { throw DBusEncodingError("a D-Bus string cannot contain a NUL character") }
         case .objectPath(let p):
             if !ObjectPath.isValid(p) { throw DBusEncodingError("'\(p)' is not a valid D-Bus object path") }
         case .signature(let g):
@@ -208,7 +208,7 @@ enum Marshal {
             // The validator descends into arrays of strings and containers, not into fixed-size ones.
             let fixed = element.utf8.count == 1 && "ybnqiuxtdh".utf8.contains(element.utf8.first!)
             for item in items {
-                guard item.signature == element else {
+                guard has(item, type: element) else {
                     throw DBusEncodingError("array of '\(element)' holds a value of type '\(item.signature)'")
                 }
                 try check(item, depth: fixed ? depth : depth + 1)
@@ -218,7 +218,7 @@ enum Marshal {
                 throw DBusEncodingError("'a{\(key)\(valueType)}' is not a valid dictionary type")
             }
             for entry in entries {
-                guard entry.key.signature == key, entry.value.signature == valueType else {
+                guard has(entry.key, type: key), has(entry.value, type: valueType) else {
                     throw DBusEncodingError(
                         "dictionary 'a{\(key)\(valueType)}' holds an entry of types '\(entry.key.signature)' → '\(entry.value.signature)'")
                 }
@@ -234,6 +234,28 @@ enum Marshal {
         default:
             break
         }
+    }
+
+    /// Whether `value` is of type `signature`, without building the value's
+    /// signature for the common cases (basic types and variants).
+    private static func has(_ value: DBusValue, type signature: String) -> Bool {
+        let utf8 = signature.utf8
+        guard utf8.count == 1, let code = utf8.first else { return value.signature == signature }
+        switch (code, value) {
+        case (UInt8(ascii: "v"), .variant), (UInt8(ascii: "s"), .string), (UInt8(ascii: "o"), .objectPath),
+            (UInt8(ascii: "g"), .signature), (UInt8(ascii: "b"), .bool), (UInt8(ascii: "y"), .byte), (UInt8(ascii: "n"), .int16),
+            (UInt8(ascii: "q"), .uint16), (UInt8(ascii: "i"), .int32), (UInt8(ascii: "u"), .uint32), (UInt8(ascii: "x"), .int64),
+            (UInt8(ascii: "t"), .uint64), (UInt8(ascii: "d"), .double), (UInt8(ascii: "h"), .unixFD):
+            return true
+        default:
+            return false
+        }
+    }
+
+    /// Whether a string holds a NUL byte (memchr over its UTF-8 when contiguous).
+    private static func containsNUL(_ s: String) -> Bool {
+        var s = s
+        return s.withUTF8 { bytes in bytes.count > 0 && memchr(bytes.baseAddress!, 0, bytes.count) != nil }
     }
 
     /// Appends one checked value. False only when libdbus runs out of memory.
