@@ -197,5 +197,11 @@ struct EmojiRangersSwiftTests {
         let result = try await renderer.tap(spook.id, element: "supercharge")
         #expect(result.outcome == .performAction && result.parameter == .string("spook"))
         #expect(await eventually { printed().contains("super charged spook\ntimeline for spook (action)") }, "\(printed())")
+        // The leaderboard: each hero a link, opened in the app.
+        let board = try await renderer.addWidget(appID: "org.example.EmojiRangersSwift", kind: "LeaderboardWidget", family: .systemMedium)
+        #expect(await eventually { (try? await renderer.widgets().first { $0.id == board.id }?.content)?.children.count == 3 })
+        let opened = try await renderer.tap(board.id, element: "egghead")
+        #expect(opened.outcome == .openURL && opened.via == "link" && opened.url == "emoji-rangers://hero/egghead")
+        #expect(await eventually { printed().contains("showing emoji-rangers://hero/egghead") })
     }
 }

@@ -33,6 +33,13 @@ struct Rangers: WidgetTimelineProvider {
     let health: Health
 
     func timeline(for request: TimelineRequest) async throws -> WidgetTimeline {
+        if request.kind == "LeaderboardWidget" {
+            // Every hero in its own link, as the documents' leaderboard does.
+            let rows = heroes.map { id, emoji, name in
+                ViewNode.link("emoji-rangers://hero/\(id)", id: id, [.text("\(emoji) \(name) \(health.at(id, Date()))%")])
+            }
+            return WidgetTimeline(entries: [.init(date: Date(), content: .vstack(rows))], policy: .after(Date() + 15 * 60))
+        }
         let hero = request.configuration["hero"]?.stringValue ?? "spouty"
         guard let (id, emoji, name) = heroes.first(where: { $0.0 == hero }) else {
             throw AppError(name: "org.example.EmojiRangers.Error.UnknownHero", message: "no hero '\(hero)'")
@@ -58,7 +65,8 @@ struct Rangers: WidgetTimelineProvider {
 
 let bundle = """
     {"widgets":[{"kind":"EmojiRangerWidget","families":["systemSmall","systemMedium"],"displayName":"Ranger Detail",\
-    "configuration":{"intent":"SelectCharacterIntent","parameters":[{"name":"hero","dynamic":true}]}}]}
+    "configuration":{"intent":"SelectCharacterIntent","parameters":[{"name":"hero","dynamic":true}]}},\
+    {"kind":"LeaderboardWidget","families":["systemMedium","systemLarge"],"displayName":"Ranger Leaderboard"}]}
     """
 let health = Health(start: 40)
 let app = WidgetHostApp(appID: "org.example.EmojiRangersSwift", schemes: ["emoji-rangers"], bundle: bundle)
