@@ -18,6 +18,10 @@ import Glibc
 ///   returns only once the line is on disk (`fdatasync`), so a change the host
 ///   acknowledged survives a crash.
 ///
+/// The directory keeps no image of the state in memory: ``open(directory:)``
+/// hands back what it read, and ``compact(_:)`` takes the state to write from
+/// the caller, who has it anyway (the host builds it from its model).
+///
 /// Checksums are FNV-1a 64 of the JSON text, in hex. At ``open(directory:)``
 /// the snapshot is read and the journal replayed onto it: a last line cut
 /// short is a write that never completed (never acknowledged) and is dropped;
@@ -29,8 +33,8 @@ import Glibc
 /// Not thread-safe: one owner (the host's actor) uses it.
 public final class StateDirectory {
     public let path: String
-    /// The state as on disk: the snapshot with every journalled record applied.
-    public private(set) var state: DurableState
+    /// What was read while opening; handed to the caller by ``open(directory:)``.
+    private var state: DurableState
     /// What opening found: files kept aside, records dropped.
     public private(set) var notes: [String] = []
 
@@ -44,9 +48,17 @@ public final class StateDirectory {
     static let journalName = "journal"
     static let header = "widgethost-state"
 
-    /// Opens (creating when needed) the directory and reads what it holds.
+    /// Opens (creating when needed) the directory, reads what it holds — the
+    /// snapshot with every journalled record applied — and compacts it.
     /// - Throws: `StateDirectoryError` when the directory cannot be created or written.
-    public init(directory: String) throws {
+    public static func open(directory: String) throws -> (StateDirectory, DurableState) {
+        let opened = try StateDirectory(directory: directory)
+        let state = opened.state
+        opened.state = DurableState()
+        return (opened, state)
+    }
+
+    private init(directory: String) throws {
         path = directory
         state = DurableState()
         // The user's widgets and activities: readable by the user alone.
@@ -55,7 +67,7 @@ public final class StateDirectory {
         try takeLock()
         readSnapshot()
         replayJournal()
-        try compact()
+        try compact(state)
     }
 
     deinit {
@@ -81,14 +93,13 @@ public final class StateDirectory {
 
     // MARK: Writing
 
-    /// Appends a record and waits until it is on disk; applies it to ``state``.
+    /// Appends a record and waits until it is on disk.
     public func append(_ record: StateRecord) throws {
         let json = String(decoding: try JSONEncoder().encode(record), as: UTF8.self)
         let line = Self.checksum(json) + " " + json + "\n"
         try writeAll(journal, Array(line.utf8), what: Self.journalName)
         guard fdatasync(journal) == 0 else { throw StateDirectoryError.system("fdatasync \(Self.journalName)", errno) }
         journalBytes += line.utf8.count
-        state.apply(record)
     }
 
     /// Appends several records with one sync.
@@ -102,15 +113,15 @@ public final class StateDirectory {
         try writeAll(journal, Array(text.utf8), what: Self.journalName)
         guard fdatasync(journal) == 0 else { throw StateDirectoryError.system("fdatasync \(Self.journalName)", errno) }
         journalBytes += text.utf8.count
-        for record in records { state.apply(record) }
     }
 
     /// Whether the journal has grown past the snapshot (and 4 MiB), so that a
     /// ``compact()`` is worth its cost; compacting then keeps the total work linear.
     public var wantsCompaction: Bool { journalBytes > max(4 << 20, 2 * snapshotBytes) }
 
-    /// Writes ``state`` as a new snapshot and empties the journal.
-    public func compact() throws {
+    /// Writes `state` — everything journalled so far, as the caller holds it — as
+    /// a new snapshot and empties the journal.
+    public func compact(_ state: DurableState) throws {
         let json = String(decoding: try JSONEncoder().encode(state), as: UTF8.self)
         let text = "\(Self.header) \(DurableState.formatVersion) \(Self.checksum(json))\n\(json)\n"
         let temporary = file(Self.snapshotName + ".tmp")

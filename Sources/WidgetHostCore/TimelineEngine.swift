@@ -182,6 +182,11 @@ public struct TimelineEngine: Sendable {
         return decision
     }
 
+    /// Whether `fetch` is the widget's fetch in flight, whose result the engine waits for.
+    public func isAwaiting(_ fetch: TimelineFetch) -> Bool {
+        states[fetch.widgetID]?.inFlight?.fetch.id == fetch.id
+    }
+
     /// Validates a `GetTimeline` reply and applies it with ``fetchSucceeded(_:timeline:now:)``.
     ///
     /// Validation is ``Timeline/parse(entries:policy:reloadAtMs:limits:maxEntries:)``

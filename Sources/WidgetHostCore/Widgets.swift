@@ -38,6 +38,8 @@ public struct WidgetKind: Sendable, Equatable {
 /// An app's widget bundle (`RegisterWidgets`).
 public struct WidgetBundle: Sendable, Equatable {
     public var kinds: [WidgetKind]
+    /// The JSON it was parsed from, as the app sent it (kept in the state directory).
+    public var json: String = ""
 
     public func kind(_ name: String) -> WidgetKind? { kinds.first { $0.kind == name } }
 
@@ -112,7 +114,7 @@ public struct WidgetBundle: Sendable, Equatable {
                     kind: kind, families: families, displayName: try text("displayName"), description: try text("description"),
                     intent: intent, parameters: parameters))
         }
-        return WidgetBundle(kinds: kinds)
+        return WidgetBundle(kinds: kinds, json: json)
     }
 }
 

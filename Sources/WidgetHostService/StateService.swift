@@ -12,13 +12,13 @@ extension HostService {
     /// by `StateDirectory`; what cannot be put back is logged and skipped.
     func openState() throws {
         let directory: StateDirectory
+        let durable: DurableState
         do {
-            directory = try StateDirectory(directory: configuration.stateDirectory)
+            (directory, durable) = try StateDirectory.open(directory: configuration.stateDirectory)
         } catch {
             throw DBusError.failed("cannot use the state directory \(configuration.stateDirectory): \(error)")
         }
         for note in directory.notes { logger.warning("\(note)") }
-        let durable = directory.state
         for (appID, json) in durable.bundles.sorted(by: { $0.key < $1.key }) {
             do { try widgets.restoreBundle(appID: appID, json: json) } catch { logger.warning("stored bundle of \(appID) skipped: \(error)") }
         }
@@ -69,12 +69,31 @@ extension HostService {
         guard let state, !records.isEmpty else { return }
         do {
             try state.append(records)
-            if state.wantsCompaction { try state.compact() }
+            if state.wantsCompaction { try state.compact(durableImage()) }
         } catch {
             logger.critical("cannot write the state directory (\(error)); exiting so that nothing unsaved is acknowledged")
             DispatchQueue.global().asyncAfter(deadline: .now() + 0.2) { exit(1) }
             throw DBusError.failed("the host could not save the change (\(error)); nothing was changed")
         }
+    }
+
+    /// The durable state as the model holds it now: what a snapshot writes.
+    func durableImage() -> DurableState {
+        var image = DurableState()
+        image.bundles = widgets.bundles.mapValues(\.json)
+        for widget in widgets.widgets.values { image.widgets[widget.id] = StoredWidget(widget, content: widget.content?.json) }
+        image.nextWidgetNumber = widgets.nextWidgetNumber
+        for activity in activities.all { image.activities[activity.id] = StoredActivity(activity) }
+        image.nextActivityNumber = activities.nextActivityNumber
+        let now = self.now
+        for id in timelines.trackedWidgetIDs {
+            guard let snapshot = timelines.snapshot(widgetID: id, now: now), let policy = snapshot.policy,
+                let received = snapshot.timelineReceivedAt
+            else { continue }
+            image.timelines[id] = StoredTimeline(
+                widgetID: id, timeline: Timeline(entries: snapshot.entries, policy: policy), receivedAt: received)
+        }
+        return image
     }
 
     /// `persist` where no caller waits for an answer (timers, provider replies).

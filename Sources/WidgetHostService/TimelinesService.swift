@@ -287,7 +287,7 @@ extension HostService {
                 entries: entries, policy: arguments[1].stringValue ?? "", reloadAtMs: arguments[2].integerValue ?? 0,
                 limits: options.contentLimits, maxEntries: options.maxEntries)
             let arrived = now
-            guard timelines.snapshot(widgetID: fetch.widgetID, now: arrived)?.fetchInFlight?.id == fetch.id else { return }
+            guard timelines.isAwaiting(fetch) else { return }
             persistQuietly([.timeline(StoredTimeline(widgetID: fetch.widgetID, timeline: timeline, receivedAt: arrived))])
             let effects = timelines.fetchSucceeded(fetch, timeline: timeline, now: arrived)
             logger.debug(

@@ -11,9 +11,13 @@ struct StateDirectoryTests {
     /// A new directory whose state holds the sample widget, journalled or (`compacted`) in the snapshot.
     func directoryWithWidget(compacted: Bool) throws -> String {
         let dir = directory()
-        let state = try StateDirectory(directory: dir)
+        let (state, _) = try StateDirectory.open(directory: dir)
         try state.append(.widget(Self.widget))
-        if compacted { try state.compact() }
+        if compacted {
+            var image = DurableState()
+            image.apply(.widget(Self.widget))
+            try state.compact(image)
+        }
         return dir
     }
 
@@ -29,17 +33,17 @@ struct StateDirectoryTests {
         var configured = Self.widget
         configured.configuration = ["hero": .string("spouty"), "n": .int(3), "list": .strings(["a"]), "nested": .dict(["b": .bool(true)])]
         do {
-            let state = try StateDirectory(directory: dir)
+            let (state, _) = try StateDirectory.open(directory: dir)
             try state.append(.bundle(appID: "org.example.A", json: #"{"widgets":[]}"#))
             try state.append([.widget(configured), .widget(StoredWidget.renamed(Self.widget, "w7"))])
             try state.append(.widgetRemoved(id: "w7"))
         }
-        let reopened = try StateDirectory(directory: dir)
+        let (reopened, loaded) = try StateDirectory.open(directory: dir)
         #expect(reopened.notes.isEmpty)
-        #expect(reopened.state.bundles["org.example.A"] == #"{"widgets":[]}"#)
-        #expect(reopened.state.widgets.keys.sorted() == ["w1"])
-        #expect(reopened.state.widgets["w1"] == configured)
-        #expect(reopened.state.nextWidgetNumber == 8, "w7 was used once, so the next widget is w8")
+        #expect(loaded.bundles["org.example.A"] == #"{"widgets":[]}"#)
+        #expect(loaded.widgets.keys.sorted() == ["w1"])
+        #expect(loaded.widgets["w1"] == configured)
+        #expect(loaded.nextWidgetNumber == 8, "w7 was used once, so the next widget is w8")
         // Opening compacted everything into the snapshot and emptied the journal.
         #expect(files(dir) == ["journal", "lock", "state.json"])
         let permissions = try FileManager.default.attributesOfItem(atPath: dir)[.posixPermissions] as? Int
@@ -56,8 +60,8 @@ struct StateDirectoryTests {
         handle.seekToEndOfFile()
         handle.write(Data("0123456789abcdef {\"widgetRemov".utf8))
         try handle.close()
-        let reopened = try StateDirectory(directory: dir)
-        #expect(reopened.state.widgets["w1"] == Self.widget)
+        let (reopened, loaded) = try StateDirectory.open(directory: dir)
+        #expect(loaded.widgets["w1"] == Self.widget)
         #expect(reopened.notes.count == 1 && reopened.notes[0].contains("cut short"))
         #expect(!files(dir).contains { $0.contains("corrupt") })
     }
@@ -69,7 +73,7 @@ struct StateDirectoryTests {
         var second = Self.widget
         second.content = nil
         do {
-            let state = try StateDirectory(directory: dir)
+            let (state, _) = try StateDirectory.open(directory: dir)
             try state.append(.bundle(appID: "org.example.A", json: "{}"))
             try state.append(.widget(Self.widget))
             try state.append(.widget(second))
@@ -77,9 +81,9 @@ struct StateDirectoryTests {
         var lines = try String(contentsOfFile: dir + "/journal", encoding: .utf8).split(separator: "\n").map(String.init)
         lines[1] = lines[1].replacingOccurrences(of: "hi", with: "HI")  // checksum no longer matches
         try (lines.joined(separator: "\n") + "\n").write(toFile: dir + "/journal", atomically: false, encoding: .utf8)
-        let reopened = try StateDirectory(directory: dir)
-        #expect(reopened.state.bundles["org.example.A"] == "{}")
-        #expect(reopened.state.widgets.isEmpty)
+        let (reopened, loaded) = try StateDirectory.open(directory: dir)
+        #expect(loaded.bundles["org.example.A"] == "{}")
+        #expect(loaded.widgets.isEmpty)
         #expect(reopened.notes.count == 1 && reopened.notes[0].contains("line 2 of 3 is damaged; the 1 records before it were applied"))
         #expect(files(dir).contains { $0.hasPrefix("journal.corrupt-") })
     }
@@ -92,15 +96,15 @@ struct StateDirectoryTests {
         defer { try? FileManager.default.removeItem(atPath: dir) }
         try text.write(toFile: dir + "/state.json", atomically: false, encoding: .utf8)
         do {
-            let reopened = try StateDirectory(directory: dir)
-            #expect(reopened.state == DurableState())
+            let (reopened, loaded) = try StateDirectory.open(directory: dir)
+            #expect(loaded == DurableState())
             #expect(reopened.notes.count == 1, "\(reopened.notes)")
             #expect(files(dir).contains { $0.hasPrefix("state.json.corrupt-") })
             // One host per directory: a second opening is refused while the first lives.
-            #expect(throws: StateDirectoryError.self) { try StateDirectory(directory: dir) }
+            #expect(throws: StateDirectoryError.self) { try StateDirectory.open(directory: dir) }
         }
         // The fresh snapshot is sound again.
-        #expect(try StateDirectory(directory: dir).notes.isEmpty)
+        #expect(try StateDirectory.open(directory: dir).0.notes.isEmpty)
     }
 
     @Test("A snapshot cut short fails its checksum")
@@ -109,8 +113,8 @@ struct StateDirectoryTests {
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let text = try String(contentsOfFile: dir + "/state.json", encoding: .utf8)
         try String(text.prefix(text.count - 10)).write(toFile: dir + "/state.json", atomically: false, encoding: .utf8)
-        let reopened = try StateDirectory(directory: dir)
-        #expect(reopened.state.widgets.isEmpty)
+        let (reopened, loaded) = try StateDirectory.open(directory: dir)
+        #expect(loaded.widgets.isEmpty)
         #expect(reopened.notes.first?.contains("checksum") == true)
     }
 

@@ -158,6 +158,27 @@ struct TimelineValueTests {
 
 @Suite("Timeline engine")
 struct TimelineEngineTests {
+    @Test("isAwaiting names exactly the fetch in flight; a restored timeline brings its entries and plan back")
+    func awaitingAndRestore() throws {
+        var e = engine()
+        let first = try e.start("w1", .added, live: false, at: at(0))
+        #expect(e.isAwaiting(first))
+        _ = try e.fetchSucceeded(first, entries: [], policy: "never", reloadAtMs: 0, now: at(1))
+        #expect(!e.isAwaiting(first))
+        #expect(!e.isAwaiting(TimelineFetch(id: 999, widgetID: "w1", reason: .added)))
+
+        var restored = TimelineEngine()
+        let timeline = try Timeline.parse(
+            entries: [(t0Ms, #"{"type":"text","id":"a"}"#), (t0Ms + 60_000, #"{"type":"text","id":"b"}"#)], policy: "at-end", reloadAtMs: 0)
+        let shown = restored.restore(widgetID: "w9", timeline: timeline, receivedAt: at(0))
+        #expect(shown.map(\.widgetID) == ["w9"] && restored.isTracked("w9"))
+        #expect(restored.nextDeadline() == at(60))
+        let later = restored.advance(to: at(61))
+        guard case .show(_, let tree)? = later.first else { Issue.record("no entry shown: \(later)"); return }
+        #expect(tree.elements.first?.id == "b")
+        #expect(try restored.snap("w9", at(61)).nextReload?.reason == .policy)
+    }
+
     @Test func trackingAndRequests() throws {
         var e = TimelineEngine()
         let added = e.track(widgetID: "w1")
