@@ -194,8 +194,8 @@ struct TapsBench: AsyncParsableCommand {
         host.environment = bus.environment()
         try host.run()
         defer {
-            host.terminate()
-            try? FileManager.default.removeItem(atPath: stateDirectory)
+            // Normally already done below, once the host has written its state and exited.
+            if host.isRunning { host.terminate() }
         }
         let client = try await Connection.connect(.address(bus.address), label: "bench-renderer")
         var owner: String?
@@ -278,5 +278,9 @@ struct TapsBench: AsyncParsableCommand {
             row("ratio tap p50 at \(scales.max()!) / at \(scales.min()!) (target ≤ 1.10)", String(format: "%8.3f", last.p50 / baseline))
         }
         client.close()
+        // A clean stop compacts the state directory; remove it only after that.
+        host.terminate()
+        while host.isRunning { try await Task.sleep(for: .milliseconds(20)) }
+        try? FileManager.default.removeItem(atPath: stateDirectory)
     }
 }
