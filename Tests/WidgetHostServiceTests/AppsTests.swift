@@ -68,7 +68,9 @@ struct AppsTests {
         app.close()
         let gone = await eventually { (try? await listApps(other)["org.example.Tap-Me"]) == nil }
         #expect(gone)
-        #expect(recorder.events == ["AppRegistered org.example.Tap-Me", "AppUnregistered org.example.Tap-Me"])
+        // The signals reach the recorder through its own task: wait for them rather than race the ListApps reply.
+        let signalled = await eventually { recorder.events == ["AppRegistered org.example.Tap-Me", "AppUnregistered org.example.Tap-Me"] }
+        #expect(signalled, "signals: \(recorder.events)")
     }
 
     @Test("UnregisterApp by the owner emits AppUnregistered; unknown apps get UnknownApp")

@@ -24,11 +24,15 @@ struct TimelineServiceTests {
         #expect(full, "content: \(now)\nlog:\n\(fixture.log)")
 
         // Each entry was shown in turn, in date order, through PropertiesChanged on the widget.
-        let shown = changes.messages.filter { $0.path == widget }.compactMap { message -> String? in
-            let changed = message.arguments()[1].stringKeyedEntries?["Content"]?.unwrapped.stringValue
-            return changed.flatMap { content in ["40%", "60%", "80%", "100%"].first { content.contains($0) } }
+        func shown() -> [String] {
+            changes.messages.filter { $0.path == widget }.compactMap { message -> String? in
+                let changed = message.arguments()[1].stringKeyedEntries?["Content"]?.unwrapped.stringValue
+                return changed.flatMap { content in ["40%", "60%", "80%", "100%"].first { content.contains($0) } }
+            }
         }
-        #expect(shown == ["40%", "60%", "80%", "100%"])
+        // The signals reach the recorder through its own task, so wait for the last one too.
+        let allShown = await eventually { shown() == ["40%", "60%", "80%", "100%"] }
+        #expect(allShown, "\(shown())")
         let content = try await renderer.content(widget)
         #expect(content.contains("🦄") && content.contains("emoji-rangers://hero/egghead"))
 
