@@ -87,7 +87,8 @@ struct TimelineServiceTests {
         defer { run.stop() }
         let (fixture, renderer, record) = (run.fixture, run.renderer, run.record)
         // The app quits; its desktop entry names the provider, so the bus starts it again for the call.
-        #expect(await eventually(timeout: 15) { (try? await renderer.nameOwner(Self.app)) == nil })
+        // (Its registration ends with its connection, which closes after GApplication released the name.)
+        #expect(await eventually(timeout: 15) { (try? await listApps(renderer)[Self.app]?["registered"]) == .bool(false) })
         let options = try await fixture.callHost(
             "org.widgethost.Host1.Widgets.GetConfigurationOptions", [Self.app, Self.kind, "hero", "{}"])
         #expect(options.succeeded, "\(options.stderr)")

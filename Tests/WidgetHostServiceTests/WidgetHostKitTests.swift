@@ -169,7 +169,9 @@ struct EmojiRangersSwiftTests {
     func emojiRangers() async throws {
         let fixture = try await HostFixture.make()
         defer { fixture.stop() }
-        try await fixture.startHost()
+        // A provider call that goes unanswered is failed after 5 s and retried after 1 s, so one lost
+        // message on a loaded machine cannot stall the test; the failure message shows the logs if it does.
+        try await fixture.startHost(["--provider-timeout", "5", "--reload-retry-delay", "1"])
         let app = try fixture.launch(
             buildDirectory + "/emoji-rangers-swift", environment: ["EMOJI_RANGERS_STEP": "0.5", "EMOJI_RANGERS_SECONDS": "60"])
         defer { app.stop() }
@@ -193,7 +195,8 @@ struct EmojiRangersSwiftTests {
         // A button's action reaches the app, and the host then reloads that widget's timeline.
         let spook = try await renderer.addWidget(
             appID: "org.example.EmojiRangersSwift", kind: "EmojiRangerWidget", family: .systemSmall, configuration: ["hero": .string("spook")])
-        #expect(await eventually { (try? await renderer.widgets().first { $0.id == spook.id }?.content) != nil })
+        let spookShown = await eventually(timeout: 20) { (try? await renderer.widgets().first { $0.id == spook.id }?.content) != nil }
+        #expect(spookShown, "app:\n\(printed())\nhost log:\n\(fixture.log)")
         let result = try await renderer.tap(spook.id, element: "supercharge")
         #expect(result.outcome == .performAction && result.parameter == .string("spook"))
         #expect(await eventually { printed().contains("super charged spook\ntimeline for spook (action)") }, "\(printed())")
