@@ -65,7 +65,7 @@ public enum BusAddress: Sendable, Equatable, CustomStringConvertible {
     }
 }
 
-/// A connection pointer handed from the queue that opened it to its owner.
+/// A connection pointer handed from the thread that opened it to its owner.
 struct RawConnection: @unchecked Sendable {
     let pointer: OpaquePointer
 }
@@ -88,8 +88,8 @@ func withCError<T>(_ body: (UnsafeMutablePointer<CDBus.DBusError>) -> T?) throws
     return result
 }
 
-/// A private connection to a message bus (or a peer), driven by a serial
-/// DispatchQueue. Every method is safe to call from any thread or task and
+/// A private connection to a message bus (or a peer), driven by a thread
+/// of its own. Every method is safe to call from any thread or task and
 /// none blocks: calls are asynchronous, sends are queued.
 ///
 /// Close a connection with `close()` when done; it is also closed when the
@@ -97,12 +97,10 @@ func withCError<T>(_ body: (UnsafeMutablePointer<CDBus.DBusError>) -> T?) throws
 public final class Connection: Sendable {
     let loop: MainLoop
     var raw: OpaquePointer { loop.raw }
-    /// The queue every message is dispatched on and handlers run on.
-    public var queue: DispatchQueue { loop.queue }
-    /// A serial executor running on `queue`: an actor that adopts it shares
-    /// the connection's thread of control, so its state changes stay in the
-    /// order messages arrived.
-    public let executor: QueueExecutor
+    /// A serial executor running on the connection's thread: an actor that
+    /// adopts it shares the connection's thread of control, so its state
+    /// changes stay in the order messages arrived.
+    public let executor: LoopExecutor
     let state = Locked(ConnectionState())
     let objects: ObjectServer
 
@@ -122,27 +120,33 @@ public final class Connection: Sendable {
     /// main loop arm and cancel) a timeout per pending call; instead calls
     /// are sent without one and this timer fires at the earliest deadline of
     /// the calls in flight. It is disarmed while no call is waiting.
-    /// (DispatchSource methods are thread-safe; the type just is not marked Sendable.)
-    nonisolated(unsafe) let deadlineTimer: any DispatchSourceTimer
+    let deadlineTimer: LoopTimer
 
-    private init(raw: OpaquePointer, queue: DispatchQueue) {
-        loop = MainLoop(raw: raw, queue: queue)
-        executor = QueueExecutor(queue: queue)
+    private init(loop: MainLoop, deadlineTimer: LoopTimer) {
+        self.loop = loop
+        executor = LoopExecutor(loop: loop)
         objects = ObjectServer()
-        deadlineTimer = DispatchSource.makeTimerSource(queue: queue)
-        deadlineTimer.schedule(deadline: .distantFuture, leeway: .milliseconds(1))
-        deadlineTimer.resume()
+        self.deadlineTimer = deadlineTimer
     }
 
     deinit {
-        deadlineTimer.cancel()
         let loop = self.loop
+        loop.removeTimer(deadlineTimer)
         let wasClosed = loop.closed.exchange(true, ordering: .acquiringAndReleasing)
-        loop.queue.async {
+        loop.async {
             if !wasClosed { dbus_connection_close(loop.raw) }
             dbus_connection_unref(loop.raw)
         }
+        loop.stop()
     }
+
+    /// Runs `body` on the connection's thread, after what is already queued there.
+    public func async(_ body: @escaping @Sendable () -> Void) {
+        loop.async(body)
+    }
+
+    /// True when called on the connection's thread.
+    public var isCurrentThread: Bool { loop.isCurrent }
 
     /// Opens a private connection and, for a bus, registers with it (`Hello`).
     public static func connect(_ bus: BusAddress = .session, label: String = "dbus", register: Bool = true) async throws
@@ -150,21 +154,23 @@ public final class Connection: Sendable {
     {
         precondition(threadsInitialized, "dbus_threads_init_default failed")
         let address = try bus.resolve()
-        let queue = DispatchQueue(label: "dbus.\(label)", qos: .userInitiated)
-        // Opening connects a socket; do it on the connection's queue, not on the cooperative pool.
+        // Opening connects a socket and authenticates, which blocks: do it on
+        // a thread of its own, not on the cooperative pool.
         let opened: RawConnection = try await withCheckedThrowingContinuation { continuation in
-            queue.async {
+            DispatchQueue(label: "dbus.\(label).open").async {
                 continuation.resume(with: Result { RawConnection(pointer: try withCError { dbus_connection_open_private(address, $0) }) })
             }
         }
         let raw = opened.pointer
         dbus_connection_set_exit_on_disconnect(raw, 0)
-        let connection = Connection(raw: raw, queue: queue)
-        connection.loop.onMessage = { [weak connection] message in
+        let loop = MainLoop(raw: raw, label: label)
+        let expire = Locked<(@Sendable () -> Void)?>(nil)
+        let connection = Connection(loop: loop, deadlineTimer: loop.addTimer { expire.withLock { $0 }?() })
+        expire.withLock { $0 = { [weak connection] in connection?.expireCalls() } }
+        loop.onMessage = { [weak connection] message in
             connection?.route(message) ?? false
         }
-        connection.deadlineTimer.setEventHandler { [weak connection] in connection?.expireCalls() }
-        guard connection.loop.install() else {
+        guard loop.install(), loop.start() else {
             connection.close()
             throw DBusError.noMemory
         }
@@ -199,7 +205,7 @@ public final class Connection: Sendable {
     public func close() {
         guard !loop.closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         let loop = self.loop
-        loop.queue.async { dbus_connection_close(loop.raw) }
+        loop.async { dbus_connection_close(loop.raw) }
         connectionLost()
     }
 
@@ -215,7 +221,7 @@ public final class Connection: Sendable {
         }
     }
 
-    /// Runs `handler` (on the connection's queue) when the connection is lost.
+    /// Runs `handler` (on the connection's thread) when the connection is lost.
     public func onDisconnect(_ handler: @escaping @Sendable () -> Void) {
         let runNow = state.withLock { state -> Bool in
             if state.disconnected { return true }
@@ -232,22 +238,17 @@ public final class Connection: Sendable {
         guard isConnected else { throw DBusError.disconnected() }
         onQueue {
             _ = dbus_connection_send(self.raw, message.raw, nil)
-            self.loop.noteActivity()
         }
     }
 
-    /// Runs `body` on the connection's queue: at once when already there.
+    /// Runs `body` on the connection's thread: at once when already there.
     ///
-    /// Every libdbus call that touches the socket happens on the queue. When
+    /// Every libdbus call that touches the socket happens on that thread. When
     /// another thread holds a connection's I/O path (as a send does while it
     /// writes), libdbus's watch handler gives up after a millisecond and reads
     /// nothing; keeping all I/O on one thread means that never happens.
     func onQueue(_ body: @escaping @Sendable () -> Void) {
-        if DispatchQueue.getSpecific(key: loop.queueKey) == ObjectIdentifier(loop) {
-            body()
-        } else {
-            loop.queue.async(execute: body)
-        }
+        loop.run(body)
     }
 
     /// Emits a signal.
@@ -261,7 +262,7 @@ public final class Connection: Sendable {
     /// a lost connection (`Disconnected`). Cancelling the task cancels the call.
     ///
     /// The call runs on the caller's executor (`nonisolated(nonsending)`): an
-    /// actor on the connection's executor makes it without leaving its queue.
+    /// actor on the connection's executor makes it without leaving its thread.
     public nonisolated(nonsending) func call(_ message: Message, timeout: Duration? = nil) async throws -> Message {
         let call = PendingCall()
         return try await withTaskCancellationHandler {
@@ -274,11 +275,11 @@ public final class Connection: Sendable {
     }
 
     /// Sends a method call; `completion` runs once with the reply (or the
-    /// error, `NoReply` on timeout, `Disconnected`) on the connection's queue.
+    /// error, `NoReply` on timeout, `Disconnected`) on the connection's thread.
     ///
     /// The callback flavour of `call(_:timeout:)` for code that already runs
-    /// on the queue (an actor on the connection's executor): no task is
-    /// created and nothing leaves the queue.
+    /// on that thread (an actor on the connection's executor): no task is
+    /// created and nothing leaves the thread.
     public func send(
         _ message: Message, timeout: Duration? = nil, completion: @escaping @Sendable (Result<Message, any Error>) -> Void
     ) {
@@ -303,9 +304,9 @@ public final class Connection: Sendable {
         onQueue { self.send(call, message, timeout: timeout) }
     }
 
-    /// Sends a call's message; runs on the queue.
+    /// Sends a call's message; runs on the connection's thread.
     private func send(_ call: PendingCall, _ message: Message, timeout: Duration?) {
-        // Cancelled between the caller and the queue: nothing to send or track.
+        // Cancelled between the caller and the thread: nothing to send or track.
         guard !call.isFinished else { return }
         let registered = state.withLock { state -> Bool in
             guard !state.disconnected else { return false }
@@ -326,11 +327,10 @@ public final class Connection: Sendable {
         // timeout beyond what libdbus could express waits like an infinite one.
         let ms = timeout.map { max(0, $0.milliseconds) } ?? Int64(Self.defaultTimeoutMilliseconds)
         if ms <= Int64(Int32.max) {
-            call.deadline = DispatchTime.now().uptimeNanoseconds &+ UInt64(ms) * 1_000_000
+            call.deadline = DirectLibdbus.monotonicNanoseconds() &+ UInt64(ms) * 1_000_000
             call.timeoutMilliseconds = ms
             armDeadline(call.deadline)
         }
-        loop.noteActivity()
         guard dbus_connection_send_with_reply(raw, message.raw, &pending, cdbus_timeout_infinite()) != 0 else {
             call.finish(.failure(DBusError.noMemory), cancelPending: false)
             return
@@ -353,24 +353,20 @@ public final class Connection: Sendable {
     /// libdbus's default reply timeout, used when a call names none.
     static let defaultTimeoutMilliseconds = 25_000
 
-    /// Makes the deadline timer fire no later than `deadline`. On the queue.
+    /// Makes the deadline timer fire no later than `deadline`. On the connection's thread.
     private func armDeadline(_ deadline: UInt64) {
         let rearm = state.withLock { state -> Bool in
             if let armed = state.timerArmedFor, armed <= deadline { return false }
             state.timerArmedFor = deadline
             return true
         }
-        if rearm {
-            let now = DispatchTime.now().uptimeNanoseconds
-            let wait = deadline > now ? Int(clamping: deadline - now) : 0
-            deadlineTimer.schedule(deadline: .now() + .nanoseconds(wait), leeway: .milliseconds(1))
-        }
+        if rearm { loop.schedule(deadlineTimer, at: deadline) }
     }
 
     /// Fails every call whose deadline has passed with `NoReply` and re-arms
-    /// the timer for the earliest remaining one. On the queue.
+    /// the timer for the earliest remaining one. On the connection's thread.
     func expireCalls() {
-        let now = DispatchTime.now().uptimeNanoseconds
+        let now = DirectLibdbus.monotonicNanoseconds()
         let (expired, next) = state.withLock { state -> ([PendingCall], UInt64?) in
             state.timerArmedFor = nil
             var expired: [PendingCall] = []
@@ -397,7 +393,7 @@ public final class Connection: Sendable {
 
     // MARK: Incoming
 
-    /// Routes one dispatched message. Runs on `queue`.
+    /// Routes one dispatched message. Runs on the connection's thread.
     private func route(_ message: Message) -> Bool {
         switch message.kind {
         case .methodCall:
@@ -452,7 +448,7 @@ final class PendingCall: @unchecked Sendable {
     private let state = Locked(State())
     /// Set before the call is sent; read once when finishing.
     nonisolated(unsafe) var onFinish: (@Sendable () -> Void)?
-    /// When the call times out (uptime ns; `.max` for never). Written and read on the connection's queue.
+    /// When the call times out (uptime ns; `.max` for never). Written and read on the connection's thread.
     nonisolated(unsafe) var deadline: UInt64 = .max
     nonisolated(unsafe) var timeoutMilliseconds: Int64 = 0
 
@@ -558,26 +554,30 @@ extension Duration {
 
 // MARK: - Executor
 
-/// A serial executor that runs jobs on a DispatchQueue. It is also a task
-/// executor: code run under `withTaskExecutorPreference(connection.executor)`
-/// makes its calls and takes their replies on the connection's own thread of
-/// control, with no hop between threads on either side.
-public final class QueueExecutor: SerialExecutor, TaskExecutor, @unchecked Sendable {
-    let queue: DispatchQueue
+/// A serial executor that runs jobs on the connection's thread. It is also
+/// a task executor: code run under `withTaskExecutorPreference(connection.executor)`
+/// makes its calls and takes their replies on the connection's own thread,
+/// with no hop between threads on either side.
+public final class LoopExecutor: SerialExecutor, TaskExecutor, @unchecked Sendable {
+    let loop: MainLoop
 
-    init(queue: DispatchQueue) { self.queue = queue }
+    init(loop: MainLoop) { self.loop = loop }
 
     public func enqueue(_ job: consuming ExecutorJob) {
         let unowned = UnownedJob(job)
         let executor = asUnownedSerialExecutor()
-        queue.async { unowned.runSynchronously(on: executor) }
+        loop.async { unowned.runSynchronously(on: executor) }
     }
 
     public func asUnownedSerialExecutor() -> UnownedSerialExecutor {
         UnownedSerialExecutor(ordinary: self)
     }
 
+    public func isIsolatingCurrentContext() -> Bool? {
+        loop.isCurrent
+    }
+
     public func checkIsolated() {
-        dispatchPrecondition(condition: .onQueue(queue))
+        precondition(loop.isCurrent, "not on the connection's thread")
     }
 }

@@ -83,15 +83,15 @@ public final class Reply: Sendable {
 
 /// How a method is implemented.
 public enum MethodHandler: Sendable {
-    /// Runs on the connection's queue and answers at once. Must not block.
+    /// Runs on the connection's thread and answers at once. Must not block.
     case immediate(@Sendable (MethodCall) throws -> [DBusValue])
-    /// Runs on the connection's queue; answers through `Reply` whenever it likes.
+    /// Runs on the connection's thread; answers through `Reply` whenever it likes.
     case deferred(@Sendable (MethodCall, Reply) -> Void)
     /// Runs in a new task.
     case async(@Sendable (MethodCall) async throws -> [DBusValue])
 }
 
-/// Accessors of one property. The getter runs on the connection's queue.
+/// Accessors of one property. The getter runs on the connection's thread.
 ///
 /// A getter may take the object's path, so one interface value (and its
 /// handlers) can serve many objects: exporting the same `ExportedInterface`
@@ -296,7 +296,7 @@ final class ObjectServer: Sendable {
 
     // MARK: Dispatch
 
-    /// Handles one method call. Runs on the connection's queue.
+    /// Handles one method call. Runs on the connection's thread.
     func handle(_ message: Message, on connection: Connection) {
         let path = message.path ?? "/"
         let member = message.member ?? ""

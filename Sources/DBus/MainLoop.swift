@@ -1,61 +1,116 @@
 import CDBus
 import Dispatch
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
 #endif
-import Synchronization
 
-// libdbus main-loop integration on a serial DispatchQueue, after BlueZ's
-// gdbus/mainloop.c:
+// libdbus main-loop integration on a thread of the connection's own, after
+// GDBus's worker thread and BlueZ's gdbus/mainloop.c:
 //
-// - a watch gets DispatchSources only while libdbus has it enabled; a disabled
-//   watch has no source at all, so an idle connection costs nothing;
+// - the thread sleeps in poll(2) on the connection's socket and an eventfd;
+//   a message that arrives wakes exactly this thread, which reads it,
+//   dispatches it and runs the handlers, with no hop to another thread;
+// - a watch is polled only while libdbus has it enabled; a disabled watch is
+//   left out of the poll set, so an idle connection costs nothing;
 // - a timeout is a repeating timer (libdbus timeouts fire until removed or
 //   disabled), re-armed when toggled because its interval may change;
-// - the dispatch-status callback never dispatches: it schedules a drain on
-//   the queue, which runs after the callback has returned;
+// - the dispatch-status callback never dispatches: it queues a drain, which
+//   runs after the callback has returned;
 // - every box libdbus holds is retained once and released by the free
 //   function libdbus calls, so each ref has its unref.
+//
+// Jobs (handlers, the Swift jobs of actors on the connection's executor)
+// are queued with `async` and run on the thread in order. The thread ends
+// once the connection is released; jobs queued after that run, still in
+// order and one at a time, on a serial DispatchQueue.
 
-/// One libdbus watch and the sources that serve it while it is enabled.
-/// Mutable state is guarded by `MainLoop.lock`.
+/// One libdbus watch. Guarded by `MainLoop.state`.
 final class WatchBox: @unchecked Sendable {
     var watch: OpaquePointer?
-    var sources: [any DispatchSourceProtocol] = []
+    var enabled = false
     init(_ watch: OpaquePointer) { self.watch = watch }
 }
 
-/// One libdbus timeout and its timer while enabled. Guarded by `MainLoop.lock`.
+/// A timer run by the loop: fires on the loop thread at `deadline`
+/// (monotonic ns), then every `interval` ns when it repeats.
+final class LoopTimer: @unchecked Sendable {
+    /// Guarded by `MainLoop.state`; `.max` while disarmed.
+    var deadline: UInt64 = .max
+    var interval: UInt64?
+    let fire: @Sendable () -> Void
+    init(_ fire: @escaping @Sendable () -> Void) { self.fire = fire }
+}
+
+/// One libdbus timeout and its loop timer. Guarded by `MainLoop.state`.
 final class TimeoutBox: @unchecked Sendable {
     var timeout: OpaquePointer?
-    var timer: (any DispatchSourceTimer)?
+    var timer: LoopTimer?
     init(_ timeout: OpaquePointer) { self.timeout = timeout }
 }
 
-/// Drives one connection: watches, timeouts and dispatch, all on `queue`.
+/// Drives one connection: watches, timeouts, dispatch and queued jobs, all
+/// on the connection's thread.
 final class MainLoop: @unchecked Sendable {
     let raw: OpaquePointer
-    let queue: DispatchQueue
-    let lock = Mutex(())
-    /// True while a drain is scheduled; coalesces dispatch-status callbacks.
+
+    struct State {
+        var jobs: [@Sendable () -> Void] = []
+        var watches: [WatchBox] = []
+        var timers: [LoopTimer] = []
+        /// The thread is (about to be) asleep in poll and must be woken.
+        var sleeping = false
+        /// Asked to end once every queued job has run.
+        var stopping = false
+        /// The thread has ended; jobs go to `fallback`.
+        var exited = false
+    }
+    let state = Locked(State())
+    /// True while a drain is queued; coalesces dispatch-status callbacks.
     private let drainScheduled = Atomic<Bool>(false)
     /// Set once the connection is closed; no libdbus call is made after it.
     let closed = Atomic<Bool>(false)
-    /// The readable watch, for the watchdog below. Guarded by `lock`.
-    private var readBox: WatchBox?
-    private let watchdogRunning = Atomic<Bool>(false)
-    private let lastActivity = Atomic<UInt64>(0)
-    /// Called on `queue` for each message libdbus dispatches to the filter.
+    /// Called on the loop thread for each message libdbus dispatches to the filter.
     var onMessage: (@Sendable (Message) -> Bool)?
 
-    /// Marks `queue`, so code can tell it runs there.
-    let queueKey = DispatchSpecificKey<ObjectIdentifier>()
+    /// Written to wake the thread from poll.
+    private let wakeFD: Int32
+    private let label: String
+    /// The loop thread's id, once it runs.
+    private let threadID = Atomic<UInt>(0)
+    /// Runs jobs queued after the thread ended, keeping them serial.
+    private let fallback: DispatchQueue
+    private let fallbackKey = DispatchSpecificKey<ObjectIdentifier>()
 
-    init(raw: OpaquePointer, queue: DispatchQueue) {
+    init(raw: OpaquePointer, label: String) {
         self.raw = raw
-        self.queue = queue
-        queue.setSpecific(key: queueKey, value: ObjectIdentifier(self))
+        self.label = label
+        wakeFD = cdbus_wakeup_fd()
+        fallback = DispatchQueue(label: "dbus.\(label).after")
+        fallback.setSpecific(key: fallbackKey, value: ObjectIdentifier(self))
+    }
+
+    deinit {
+        if wakeFD >= 0 { Glibc.close(wakeFD) }
+    }
+
+    /// Starts the loop thread. It holds the loop until it ends.
+    func start() -> Bool {
+        guard wakeFD >= 0 else { return false }
+        let context = Unmanaged.passRetained(self).toOpaque()
+        var thread = pthread_t()
+        let created = pthread_create(&thread, nil, { context in
+            let loop = Unmanaged<MainLoop>.fromOpaque(context!).takeRetainedValue()
+            loop.run()
+            return nil
+        }, context)
+        guard created == 0 else {
+            Unmanaged<MainLoop>.fromOpaque(context).release()
+            return false
+        }
+        pthread_detach(thread)
+        return true
     }
 
     /// Installs the callbacks. libdbus holds one reference to `self` for each
@@ -81,137 +136,248 @@ final class MainLoop: @unchecked Sendable {
         return true
     }
 
-    // MARK: Watches
+    // MARK: Jobs
 
-    func enable(_ box: WatchBox) {
-        lock.withLock { _ in
-            guard let watch = box.watch, box.sources.isEmpty, dbus_watch_get_enabled(watch) != 0 else { return }
-            let fd = dbus_watch_get_unix_fd(watch)
-            guard fd >= 0 else { return }
-            let flags = dbus_watch_get_flags(watch)
-            if flags & UInt32(DBUS_WATCH_READABLE.rawValue) != 0 {
-                readBox = box
-                let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
-                source.setEventHandler { [self] in self.handle(box, UInt32(DBUS_WATCH_READABLE.rawValue)) }
-                box.sources.append(source)
-                source.resume()
-            }
-            if flags & UInt32(DBUS_WATCH_WRITABLE.rawValue) != 0 {
-                let source = DispatchSource.makeWriteSource(fileDescriptor: fd, queue: queue)
-                source.setEventHandler { [self] in self.handle(box, UInt32(DBUS_WATCH_WRITABLE.rawValue)) }
-                box.sources.append(source)
-                source.resume()
-            }
+    /// True on the loop thread (or, once it ended, on the queue that took over).
+    var isCurrent: Bool {
+        let id = threadID.load(ordering: .relaxed)
+        if id != 0, pthread_equal(pthread_self(), id) != 0 { return true }
+        return DispatchQueue.getSpecific(key: fallbackKey) == ObjectIdentifier(self)
+    }
+
+    /// Queues `job` to run on the loop thread after the jobs queued before it.
+    func async(_ job: @escaping @Sendable () -> Void) {
+        let (wake, exited) = state.withLock { state -> (Bool, Bool) in
+            if state.exited { return (false, true) }
+            state.jobs.append(job)
+            let wake = state.sleeping
+            state.sleeping = false
+            return (wake, false)
+        }
+        if exited {
+            fallback.async(execute: job)
+        } else if wake {
+            signal()
         }
     }
 
-    func disable(_ box: WatchBox) {
-        lock.withLock { _ in
-            for source in box.sources { source.cancel() }
-            box.sources.removeAll()
-        }
+    /// Runs `job` at once when on the loop thread, else queues it.
+    func run(_ job: @escaping @Sendable () -> Void) {
+        if isCurrent { job() } else { async(job) }
     }
 
-    func handle(_ box: WatchBox, _ condition: UInt32) {
+    /// Ends the thread once the jobs queued so far have run.
+    func stop() {
+        let wake = state.withLock { state -> Bool in
+            state.stopping = true
+            let wake = state.sleeping
+            state.sleeping = false
+            return wake
+        }
+        if wake { signal() }
+    }
+
+    private func signal() {
+        var one: UInt64 = 1
+        _ = write(wakeFD, &one, 8)
+    }
+
+    /// Wakes the thread when it sleeps and we are not on it (a watch or timer changed).
+    private func changed(_ state: inout State) -> Bool {
+        guard state.sleeping else { return false }
+        state.sleeping = false
+        return true
+    }
+
+    // MARK: The loop
+
+    private func run() {
+        threadID.store(pthread_self(), ordering: .relaxed)
+        var fds: [pollfd] = []
+        var polled: [WatchBox] = []
+        var due: [LoopTimer] = []
+        while true {
+            // Jobs first: they may send, which may toggle watches.
+            let jobs = state.withLock { state -> [@Sendable () -> Void] in
+                defer { state.jobs.removeAll(keepingCapacity: true) }
+                return state.jobs
+            }
+            for job in jobs { job() }
+
+            // Timers that are due, and how long to sleep until the next one.
+            let now = DirectLibdbus.monotonicNanoseconds()
+            var next = UInt64.max
+            let sleep = state.withLock { state -> Bool in
+                due.removeAll(keepingCapacity: true)
+                for timer in state.timers {
+                    if timer.deadline <= now {
+                        due.append(timer)
+                        if let interval = timer.interval {
+                            timer.deadline = now &+ interval
+                            next = min(next, timer.deadline)
+                        } else {
+                            timer.deadline = .max
+                        }
+                    } else {
+                        next = min(next, timer.deadline)
+                    }
+                }
+                guard due.isEmpty, state.jobs.isEmpty else { return false }
+                if state.stopping {
+                    state.exited = true
+                    return false
+                }
+                fds.removeAll(keepingCapacity: true)
+                polled.removeAll(keepingCapacity: true)
+                fds.append(pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0))
+                for box in state.watches where box.enabled {
+                    guard let watch = box.watch else { continue }
+                    let fd = dbus_watch_get_unix_fd(watch)
+                    guard fd >= 0 else { continue }
+                    let flags = dbus_watch_get_flags(watch)
+                    var events: Int16 = 0
+                    if flags & UInt32(DBUS_WATCH_READABLE.rawValue) != 0 { events |= Int16(POLLIN) }
+                    if flags & UInt32(DBUS_WATCH_WRITABLE.rawValue) != 0 { events |= Int16(POLLOUT) }
+                    fds.append(pollfd(fd: fd, events: events, revents: 0))
+                    polled.append(box)
+                }
+                state.sleeping = true
+                return true
+            }
+            if state.withLock({ $0.exited }) { break }
+            if !sleep {
+                for timer in due { timer.fire() }
+                due.removeAll(keepingCapacity: true)
+                continue
+            }
+            let timeout: Int32
+            if next == .max {
+                timeout = -1
+            } else {
+                let nowAgain = DirectLibdbus.monotonicNanoseconds()
+                timeout = next <= nowAgain ? 0 : Int32(clamping: (next - nowAgain + 999_999) / 1_000_000)
+            }
+            let ready = poll(&fds, nfds_t(fds.count), timeout)
+            state.withLock { $0.sleeping = false }
+            guard ready > 0 else { continue }
+            if fds[0].revents != 0 {
+                var count: UInt64 = 0
+                _ = read(wakeFD, &count, 8)
+            }
+            for index in 1..<fds.count where fds[index].revents != 0 {
+                let revents = fds[index].revents
+                var condition: UInt32 = 0
+                if revents & Int16(POLLIN) != 0 { condition |= UInt32(DBUS_WATCH_READABLE.rawValue) }
+                if revents & Int16(POLLOUT) != 0 { condition |= UInt32(DBUS_WATCH_WRITABLE.rawValue) }
+                if revents & Int16(POLLHUP) != 0 { condition |= UInt32(DBUS_WATCH_HANGUP.rawValue) }
+                if revents & Int16(POLLERR | POLLNVAL) != 0 { condition |= UInt32(DBUS_WATCH_ERROR.rawValue) }
+                handle(polled[index - 1], condition)
+            }
+        }
+        threadID.store(0, ordering: .relaxed)
+    }
+
+    private func handle(_ box: WatchBox, _ condition: UInt32) {
         guard !closed.load(ordering: .acquiring) else { return }
-        let watch: OpaquePointer? = lock.withLock { _ in box.sources.isEmpty ? nil : box.watch }
+        // The watch may have been removed or disabled by an earlier handler.
+        let watch: OpaquePointer? = state.withLock { _ in box.enabled ? box.watch : nil }
         guard let watch else { return }
-        let fd = dbus_watch_get_unix_fd(watch)
         dbus_watch_handle(watch, condition)
         drain()
-        noteActivity()
-        // libdbus skips the read when another thread holds the connection's
-        // I/O path for more than a millisecond (a send in progress), and
-        // returns as if it had read. Look again so no wake-up is lost.
-        if condition == UInt32(DBUS_WATCH_READABLE.rawValue), lock.withLock({ _ in !box.sources.isEmpty }) {
-            var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            if poll(&pfd, 1, 0) > 0, pfd.revents & Int16(POLLIN) != 0 {
-                queue.async { [self] in handle(box, condition) }
-            }
+    }
+
+    // MARK: Watches
+
+    func add(_ box: WatchBox) {
+        let wake = state.withLock { state -> Bool in
+            box.enabled = box.watch.map { dbus_watch_get_enabled($0) != 0 } ?? false
+            state.watches.append(box)
+            return changed(&state)
+        }
+        if wake { signal() }
+    }
+
+    func toggle(_ box: WatchBox) {
+        let wake = state.withLock { state -> Bool in
+            box.enabled = box.watch.map { dbus_watch_get_enabled($0) != 0 } ?? false
+            return changed(&state)
+        }
+        if wake { signal() }
+    }
+
+    func remove(_ box: WatchBox) {
+        state.withLock { state in
+            box.enabled = false
+            box.watch = nil
+            state.watches.removeAll { $0 === box }
         }
     }
 
-    // MARK: Watchdog
+    // MARK: Timers
 
-    // A read source can miss readiness when libdbus reads less than is there
-    // or another thread held the I/O path; then nothing wakes the queue until
-    // more data arrives. While the connection is busy (and for a second
-    // after), a 10 ms tick looks at the socket and reads what is waiting. An
-    // idle connection runs no tick at all.
-
-    /// Records traffic and starts the watchdog if it is not running.
-    func noteActivity() {
-        lastActivity.store(DirectLibdbus.monotonicNanoseconds(), ordering: .relaxed)
-        if !watchdogRunning.exchange(true, ordering: .acquiringAndReleasing) { scheduleTick() }
+    /// Registers a timer; it stays disarmed until `schedule`.
+    func addTimer(_ fire: @escaping @Sendable () -> Void) -> LoopTimer {
+        let timer = LoopTimer(fire)
+        state.withLock { $0.timers.append(timer) }
+        return timer
     }
 
-    private func scheduleTick() {
-        queue.asyncAfter(deadline: .now() + .milliseconds(10)) { [self] in tick() }
-    }
-
-    private func tick() {
-        guard !closed.load(ordering: .acquiring) else { return }
-        let box: WatchBox? = lock.withLock { _ in readBox.flatMap { $0.sources.isEmpty ? nil : $0 } }
-        if let box, let watch = lock.withLock({ _ in box.watch }) {
-            var pfd = pollfd(fd: dbus_watch_get_unix_fd(watch), events: Int16(POLLIN), revents: 0)
-            if poll(&pfd, 1, 0) > 0, pfd.revents & Int16(POLLIN) != 0 {
-                handle(box, UInt32(DBUS_WATCH_READABLE.rawValue))
-            }
+    /// Fires `timer` at `deadline` (monotonic ns), then every `interval` ns if given.
+    func schedule(_ timer: LoopTimer, at deadline: UInt64, repeating interval: UInt64? = nil) {
+        let wake = state.withLock { state -> Bool in
+            let earlier = deadline < timer.deadline
+            timer.deadline = deadline
+            timer.interval = interval
+            return earlier && changed(&state)
         }
-        let idleFor = DirectLibdbus.monotonicNanoseconds() &- lastActivity.load(ordering: .relaxed)
-        if idleFor < 1_000_000_000 {
-            scheduleTick()
-            return
-        }
-        watchdogRunning.store(false, ordering: .releasing)
-        // Traffic noted between the check and the store restarts it.
-        let again = DirectLibdbus.monotonicNanoseconds() &- lastActivity.load(ordering: .relaxed) < 1_000_000_000
-        if again, !watchdogRunning.exchange(true, ordering: .acquiringAndReleasing) { scheduleTick() }
+        if wake { signal() }
     }
 
-    // MARK: Timeouts
+    func disarm(_ timer: LoopTimer) {
+        state.withLock { _ in timer.deadline = .max }
+    }
 
+    func removeTimer(_ timer: LoopTimer) {
+        state.withLock { state in
+            timer.deadline = .max
+            state.timers.removeAll { $0 === timer }
+        }
+    }
+
+    /// libdbus timeouts: repeating, re-armed when toggled.
     func arm(_ box: TimeoutBox) {
-        lock.withLock { _ in
-            box.timer?.cancel()
-            box.timer = nil
-            guard let timeout = box.timeout, dbus_timeout_get_enabled(timeout) != 0 else { return }
-            let interval = DispatchTimeInterval.milliseconds(Int(max(1, dbus_timeout_get_interval(timeout))))
-            let timer = DispatchSource.makeTimerSource(queue: queue)
-            timer.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(1))
-            timer.setEventHandler { [self] in self.fire(box) }
-            box.timer = timer
-            timer.resume()
+        let (timer, interval): (LoopTimer?, UInt64?) = state.withLock { _ in
+            guard let timeout = box.timeout, dbus_timeout_get_enabled(timeout) != 0 else { return (box.timer, nil) }
+            return (box.timer, UInt64(max(1, dbus_timeout_get_interval(timeout))) * 1_000_000)
+        }
+        guard let timer else { return }
+        if let interval {
+            schedule(timer, at: DirectLibdbus.monotonicNanoseconds() &+ interval, repeating: interval)
+        } else {
+            disarm(timer)
         }
     }
 
-    func disarm(_ box: TimeoutBox) {
-        lock.withLock { _ in
-            box.timer?.cancel()
-            box.timer = nil
-        }
-    }
-
-    private func fire(_ box: TimeoutBox) {
+    func fire(_ box: TimeoutBox) {
         guard !closed.load(ordering: .acquiring) else { return }
-        let timeout: OpaquePointer? = lock.withLock { _ in box.timer == nil ? nil : box.timeout }
-        guard let timeout else { return }
+        let timeout: OpaquePointer? = state.withLock { _ in box.timeout }
+        guard let timeout, dbus_timeout_get_enabled(timeout) != 0 else { return }
         dbus_timeout_handle(timeout)
         drain()
     }
 
     // MARK: Dispatch
 
-    /// Schedules a drain on the queue unless one is pending.
+    /// Queues a drain unless one is pending.
     func scheduleDrain() {
         guard !drainScheduled.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        queue.async { [self] in
+        async { [self] in
             drainScheduled.store(false, ordering: .releasing)
             drain()
         }
     }
 
-    /// Dispatches every queued message. Runs on `queue` only.
+    /// Dispatches every queued message. Runs on the loop thread only.
     func drain() {
         while !closed.load(ordering: .acquiring), dbus_connection_dispatch(raw) == DBUS_DISPATCH_DATA_REMAINS {}
     }
@@ -237,7 +403,7 @@ private let addWatch: DBusAddWatchFunction = { watch, data in
     guard let watch else { return 0 }
     let box = WatchBox(watch)
     dbus_watch_set_data(watch, Unmanaged.passRetained(box as AnyObject).toOpaque(), releaseBox)
-    loop(data).enable(box)
+    loop(data).add(box)
     return 1
 }
 
@@ -247,22 +413,25 @@ private func watchBox(_ watch: OpaquePointer?) -> WatchBox? {
 }
 
 private let toggleWatch: DBusWatchToggledFunction = { watch, data in
-    guard let watch, let box = watchBox(watch) else { return }
-    if dbus_watch_get_enabled(watch) != 0 { loop(data).enable(box) } else { loop(data).disable(box) }
+    guard let box = watchBox(watch) else { return }
+    loop(data).toggle(box)
 }
 
 private let removeWatch: DBusRemoveWatchFunction = { watch, data in
     guard let box = watchBox(watch) else { return }
-    let mainLoop = loop(data)
-    mainLoop.disable(box)
-    mainLoop.lock.withLock { _ in box.watch = nil }
+    loop(data).remove(box)
 }
 
 private let addTimeout: DBusAddTimeoutFunction = { timeout, data in
     guard let timeout else { return 0 }
+    let mainLoop = loop(data)
     let box = TimeoutBox(timeout)
     dbus_timeout_set_data(timeout, Unmanaged.passRetained(box as AnyObject).toOpaque(), releaseBox)
-    loop(data).arm(box)
+    // The timer holds the box weakly: libdbus owns the box through its data.
+    box.timer = mainLoop.addTimer { [weak mainLoop, weak box] in
+        if let mainLoop, let box { mainLoop.fire(box) }
+    }
+    mainLoop.arm(box)
     return 1
 }
 
@@ -279,12 +448,16 @@ private let toggleTimeout: DBusTimeoutToggledFunction = { timeout, data in
 private let removeTimeout: DBusRemoveTimeoutFunction = { timeout, data in
     guard let box = timeoutBox(timeout) else { return }
     let mainLoop = loop(data)
-    mainLoop.disarm(box)
-    mainLoop.lock.withLock { _ in box.timeout = nil }
+    let timer = mainLoop.state.withLock { _ -> LoopTimer? in
+        box.timeout = nil
+        defer { box.timer = nil }
+        return box.timer
+    }
+    if let timer { mainLoop.removeTimer(timer) }
 }
 
 private let dispatchStatusChanged: DBusDispatchStatusFunction = { _, status, data in
-    // Never dispatch from here (libdbus holds its lock); schedule it instead.
+    // Never dispatch from here (libdbus holds its lock); queue it instead.
     if status == DBUS_DISPATCH_DATA_REMAINS { loop(data).scheduleDrain() }
 }
 

@@ -74,10 +74,10 @@ struct Delivery: Sendable {
         }
     }
 
-    /// Sends the delivery; `completion` runs on the connection's queue once
+    /// Sends the delivery; `completion` runs on the connection's thread once
     /// the app answered (nil) or failed (`ActivationFailed`), at once when
     /// there is nothing to deliver. No task is involved: the host's actor
-    /// runs on that queue and carries on from the callback.
+    /// runs on that thread and carries on from the callback.
     func perform(on connection: Connection, timeout: Duration, completion: @escaping @Sendable (HostError?) -> Void) {
         let message: Message?
         do { message = try self.message() } catch {

@@ -41,7 +41,7 @@ public struct HostConfiguration: Sendable {
     }
 }
 
-/// The host's state and its D-Bus face. Runs on the connection's queue (the
+/// The host's state and its D-Bus face. Runs on the connection's thread (the
 /// actor's executor), so every change happens in the order the bus delivered
 /// the messages that caused it.
 public actor HostService {
@@ -147,7 +147,7 @@ public actor HostService {
         return exported
     }
 
-    /// A handler that runs synchronously on the connection's queue, isolated to this actor.
+    /// A handler that runs synchronously on the connection's thread, isolated to this actor.
     nonisolated func isolatedImmediate(
         _ body: @escaping @Sendable (isolated HostService, MethodCall) throws -> [DBusValue]
     ) -> MethodHandler {
@@ -209,7 +209,7 @@ public actor HostService {
             }
             let xdg = configuration.xdg
             Task {
-                // mimeapps.list is read off the connection's queue.
+                // mimeapps.list is read off the connection's thread.
                 let defaults = await withCheckedContinuation { continuation in
                     DispatchQueue.global(qos: .userInitiated).async {
                         continuation.resume(returning: MimeApps.defaultHandlers(forScheme: scheme, dirs: xdg))
@@ -254,7 +254,7 @@ public actor HostService {
 
     // MARK: Desktop entries
 
-    /// Reads desktop entries off the connection's queue (it is file I/O).
+    /// Reads desktop entries off the connection's thread (it is file I/O).
     nonisolated static func scan(_ xdg: XDGDirectories) async -> DesktopScan {
         await withCheckedContinuation { continuation in
             DispatchQueue.global(qos: .utility).async { continuation.resume(returning: DesktopScan.scan(xdg)) }

@@ -11,7 +11,7 @@ extension HostNames {
 }
 
 /// Live Activities (CONTRACT §5): the model's `LiveActivityStore` on the bus,
-/// its deadlines on one timer of the connection's queue.
+/// its deadlines on one timer of the connection's thread.
 extension HostService {
     func liveActivitiesInterface() throws -> ExportedInterface {
         var exported = ExportedInterface(try description(HostNames.liveActivities))
@@ -153,7 +153,7 @@ extension HostService {
         rearmActivityTimer()
     }
 
-    /// One timer, on the connection's queue, for the next stale date, 8 h end or dismissal.
+    /// One timer, on the connection's thread, for the next stale date, 8 h end or dismissal.
     func rearmActivityTimer() {
         activityDeadline = activities.nextDeadline(after: now)
         arm(&activityTimer, at: activityDeadline) { service in service.activityDeadlinePassed() }

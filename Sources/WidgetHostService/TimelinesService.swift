@@ -259,7 +259,7 @@ extension HostService {
                     .vardict(context),
                 ])
             let appID = widget.appID
-            // The answer arrives on the connection's queue, which is this actor's executor.
+            // The answer arrives on the connection's thread, which is this actor's executor.
             connection.send(message, timeout: configuration.providerTimeout) { [weak self] result in
                 self?.assumeIsolated { service in service.fetchAnswered(fetch, appID: appID, result) }
             }
@@ -328,7 +328,7 @@ extension HostService {
         rearmTimelineTimer()
     }
 
-    /// Arms `timer` (made on first use, on the connection's queue) for a wall-clock
+    /// Arms `timer` (made on first use, on the connection's thread) for a wall-clock
     /// `deadline`, so a suspended machine wakes up to the deadlines that passed
     /// meanwhile; cancels it when there is none. One timer per concern, never one per item.
     func arm(
@@ -340,8 +340,13 @@ extension HostService {
             return
         }
         if timer == nil {
-            let source = DispatchSource.makeTimerSource(queue: connection.queue)
-            source.setEventHandler { [weak self] in self?.assumeIsolated { handler($0) } }
+            // A wall-clock timer keeps counting while the machine sleeps; it
+            // fires on a global queue and hands over to the connection's thread.
+            let source = DispatchSource.makeTimerSource(queue: .global(qos: .utility))
+            source.setEventHandler { [weak self, connection] in
+                guard let service = self else { return }
+                connection.async { service.assumeIsolated { handler($0) } }
+            }
             source.resume()
             timer = source
         }

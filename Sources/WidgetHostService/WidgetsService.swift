@@ -125,7 +125,7 @@ extension HostService {
         return [exported]
     }
 
-    /// A deferred handler that starts on the connection's queue, isolated to this actor.
+    /// A deferred handler that starts on the connection's thread, isolated to this actor.
     nonisolated func isolatedDeferred(
         _ body: @escaping @Sendable (isolated HostService, MethodCall, Reply) -> Void
     ) -> MethodHandler {
@@ -220,7 +220,7 @@ extension HostService {
         let delivery = Delivery(
             appID: app.id, options: app.options, registeredBy: app.registeredBy, outcome: resolution.outcome,
             activationToken: token, source: source)
-        // The delivery's answer arrives on the connection's queue, which is this actor's executor.
+        // The delivery's answer arrives on the connection's thread, which is this actor's executor.
         self.deliver(delivery) { [weak self, details, source] error in
             var details = details
             if let error {
@@ -251,7 +251,7 @@ extension HostService {
                     "\(appID) has \(waiting) deliveries waiting for its answer, the most allowed (the limit max-pending-deliveries-per-app); try again once it answers"))
         }
         pendingDeliveries[appID] = waiting + 1
-        // The answer arrives on the connection's queue, which is this actor's executor.
+        // The answer arrives on the connection's thread, which is this actor's executor.
         delivery.perform(on: connection, timeout: configuration.deliveryTimeout) { [weak self] error in
             self?.assumeIsolated { service in
                 let left = service.pendingDeliveries[appID, default: 1] - 1

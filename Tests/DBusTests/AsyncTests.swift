@@ -186,12 +186,11 @@ struct AsyncTests {
                 let message = try Message.methodCall(
                     destination: destination, path: testPath, interface: testInterface, member: member, arguments: args)
                 let calls = Counter()
-                let queue = client.queue
                 let result = try await withTimeout(10, member) {
                     await withCheckedContinuation { continuation in
                         client.send(message, timeout: timeout) { result in
                             calls.increment()
-                            dispatchPrecondition(condition: .onQueue(queue))
+                            precondition(client.isCurrentThread)
                             continuation.resume(returning: result.map { $0.arguments() }.mapError { $0 as? DBusError ?? .failed("\($0)") })
                         }
                     }
