@@ -33,14 +33,18 @@ public final class Reply: Sendable {
     private let connection: Connection
     private let call: Message
     private let outSignature: String
-    private let what: String
+    private let interface: String
+    private let member: String
+    /// The method, for messages: built only when one is needed.
+    private var what: String { interface + "." + member }
     private let sent = Atomic<Bool>(false)
 
-    init(connection: Connection, call: Message, outSignature: String, what: String) {
+    init(connection: Connection, call: Message, outSignature: String, interface: String, member: String) {
         self.connection = connection
         self.call = call
         self.outSignature = outSignature
-        self.what = what
+        self.interface = interface
+        self.member = member
     }
 
     deinit {
@@ -52,8 +56,8 @@ public final class Reply: Sendable {
     /// Replies with values; they must match the method's declared out-signature.
     public func succeed(_ values: [DBusValue] = []) {
         guard !sent.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        let signature = values.map(\.signature).joined()
-        guard signature == outSignature else {
+        guard DBusValue.signatures(of: values, equal: outSignature) else {
+            let signature = values.map(\.signature).joined()
             transmit(.failure(DBusError.failed("internal error: \(what) produced '\(signature)' instead of '\(outSignature)'")))
             return
         }
@@ -258,8 +262,8 @@ final class ObjectServer: Sendable {
         guard let signal = description.signal(member) else {
             throw DBusEncodingError("\(interface) declares no signal \(member)")
         }
-        let signature = arguments.map(\.signature).joined()
-        guard signature == signal.signature else {
+        guard DBusValue.signatures(of: arguments, equal: signal.signature) else {
+            let signature = arguments.map(\.signature).joined()
             throw DBusEncodingError("\(interface).\(member) has signature '\(signal.signature)', not '\(signature)'")
         }
     }
@@ -366,8 +370,8 @@ final class ObjectServer: Sendable {
             message: message, sender: message.sender ?? "", path: path, interface: interface.description.name,
             member: member, arguments: message.arguments())
         let reply = Reply(
-            connection: connection, call: message, outSignature: method.outSignature,
-            what: "\(interface.description.name).\(member)")
+            connection: connection, call: message, outSignature: method.outSignature, interface: interface.description.name,
+            member: member)
         switch handler {
         case .immediate(let body):
             do { reply.succeed(try body(call)) } catch { reply.fail(error) }

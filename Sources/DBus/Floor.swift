@@ -20,10 +20,7 @@ public enum DirectLibdbus {
         /// With `answeringEveryCall`, every other method call gets an empty
         /// reply too: the quickest possible app for a host to deliver to.
         public init(address: String, answeringEveryCall: Bool = false) throws {
-            precondition(threadsInitialized)
-            let raw = try withCError { dbus_connection_open_private(address, $0) }
-            dbus_connection_set_exit_on_disconnect(raw, 0)
-            _ = try withCError { dbus_bus_register(raw, $0) != 0 ? true : nil }
+            let raw = try openRegistered(address)
             uniqueName = String(cString: dbus_bus_get_unique_name(raw))
             dbus_connection_add_filter(raw, answeringEveryCall ? answerFilter : echoFilter, nil, nil)
             self.raw = raw
@@ -35,13 +32,7 @@ public enum DirectLibdbus {
         }
 
         /// Blocks, answering echo calls, until `stop()`.
-        public func run() {
-            while !stopping.withLock({ $0 }) {
-                if dbus_connection_read_write_dispatch(raw, 100) == 0 { break }
-            }
-            dbus_connection_close(raw)
-            dbus_connection_unref(raw)
-        }
+        public func run() { serve(raw, until: stopping) }
 
         public func stop() { stopping.withLock { $0 = true } }
     }
@@ -51,10 +42,7 @@ public enum DirectLibdbus {
         let raw: OpaquePointer
 
         public init(address: String) throws {
-            precondition(threadsInitialized)
-            let raw = try withCError { dbus_connection_open_private(address, $0) }
-            dbus_connection_set_exit_on_disconnect(raw, 0)
-            _ = try withCError { dbus_bus_register(raw, $0) != 0 ? true : nil }
+            let raw = try openRegistered(address)
             self.raw = raw
         }
 
@@ -145,6 +133,69 @@ public enum DirectLibdbus {
         }
     }
 
+    /// The ceiling for a host: a plain libdbus relay that turns each call it
+    /// gets into the five messages a tap costs a host (the call read, a
+    /// delivery call to `app` with a source dictionary, the app's reply read,
+    /// the reply with a details dictionary, and a signal carrying them), with
+    /// no work of its own. `run()` serves until `stop()`.
+    public final class Relay: @unchecked Sendable {
+        let raw: OpaquePointer
+        let app: String
+        private let stopping = Locked(false)
+
+        public init(address: String, app: String) throws {
+            let raw = try openRegistered(address)
+            self.raw = raw
+            self.app = app
+            dbus_connection_add_filter(raw, relayFilter, Unmanaged.passUnretained(self).toOpaque(), nil)
+        }
+
+        public var uniqueName: String { String(cString: dbus_bus_get_unique_name(raw)) }
+
+        /// Blocks, relaying calls, until `stop()`.
+        public func run() { serve(raw, until: stopping) }
+
+        public func stop() { stopping.withLock { $0 = true } }
+
+        fileprivate func relay(_ call: OpaquePointer) {
+            let delivery = dbus_message_new_method_call(app, "/org/example/Bench", "org.widgethost.App1", "OpenURL")!
+            var iter = DBusMessageIter()
+            dbus_message_iter_init_append(delivery, &iter)
+            appendString(&iter, "bench://open")
+            appendDictionary(&iter, [("org.widgethost.source", nil)]) { sub in
+                appendDictionary(&sub, [("kind", "K"), ("family", "systemSmall"), ("widget_id", "1"), ("surface", "desktop"), ("via", "widget-url")])
+            }
+            var pending: OpaquePointer?
+            dbus_connection_send_with_reply(raw, delivery, &pending, cdbus_timeout_infinite())
+            dbus_message_unref(delivery)
+            guard let pending else { return }
+            let waiting = Unmanaged.passRetained(RelayedCall(relay: self, call: Message(owning: dbus_message_ref(call)))).toOpaque()
+            dbus_pending_call_set_notify(pending, relayReplied, waiting, releaseRelayedCall)
+            dbus_pending_call_unref(pending)
+        }
+
+        fileprivate func answer(_ call: OpaquePointer) {
+            let details: [(String, String?)] = [("app_id", "org.example.Bench"), ("url", "bench://open"), ("via", "widget-url")]
+            let reply = dbus_message_new_method_return(call)!
+            var iter = DBusMessageIter()
+            dbus_message_iter_init_append(reply, &iter)
+            appendString(&iter, "open-url")
+            appendDictionary(&iter, details)
+            dbus_connection_send(raw, reply, nil)
+            dbus_message_unref(reply)
+            let signal = dbus_message_new_signal("/org/widgethost/Bench/Relay", "org.widgethost.Bench.Relay", "Tapped")!
+            dbus_message_iter_init_append(signal, &iter)
+            "/org/widgethost/Bench/Relay/1".withCString { p in
+                var pointer: UnsafePointer<CChar>? = p
+                _ = dbus_message_iter_append_basic(&iter, TypeCode.objectPath, &pointer)
+            }
+            appendString(&iter, "open-url")
+            appendDictionary(&iter, details)
+            dbus_connection_send(raw, signal, nil)
+            dbus_message_unref(signal)
+        }
+    }
+
     public static func monotonicNanoseconds() -> UInt64 {
         var ts = timespec()
         clock_gettime(CLOCK_MONOTONIC, &ts)
@@ -184,4 +235,80 @@ private let answerFilter: DBusHandleMessageFunction = { connection, message, dat
     dbus_connection_send(connection, reply, nil)
     dbus_message_unref(reply)
     return DBUS_HANDLER_RESULT_HANDLED
+}
+
+private func appendString(_ iter: inout DBusMessageIter, _ text: String) {
+    text.withCString { p in
+        var pointer: UnsafePointer<CChar>? = p
+        _ = dbus_message_iter_append_basic(&iter, TypeCode.string, &pointer)
+    }
+}
+
+/// Appends an `a{sv}` of string values; an entry whose value is nil gets `nested` as an `a{sv}` instead.
+private func appendDictionary(
+    _ iter: inout DBusMessageIter, _ entries: [(String, String?)], nested: ((inout DBusMessageIter) -> Void)? = nil
+) {
+    var array = DBusMessageIter()
+    dbus_message_iter_open_container(&iter, TypeCode.array, "{sv}", &array)
+    for (key, value) in entries {
+        var entry = DBusMessageIter()
+        dbus_message_iter_open_container(&array, TypeCode.dictEntry, nil, &entry)
+        appendString(&entry, key)
+        var variant = DBusMessageIter()
+        dbus_message_iter_open_container(&entry, TypeCode.variant, value == nil ? "a{sv}" : "s", &variant)
+        if let value { appendString(&variant, value) } else { nested?(&variant) }
+        dbus_message_iter_close_container(&entry, &variant)
+        dbus_message_iter_close_container(&array, &entry)
+    }
+    dbus_message_iter_close_container(&iter, &array)
+}
+
+/// Relays every method call to the relay's app.
+private let relayFilter: DBusHandleMessageFunction = { _, message, data in
+    guard let message, let data, dbus_message_get_type(message) == Int32(DBUS_MESSAGE_TYPE_METHOD_CALL) else {
+        return DBUS_HANDLER_RESULT_NOT_YET_HANDLED
+    }
+    Unmanaged<DirectLibdbus.Relay>.fromOpaque(data).takeUnretainedValue().relay(message)
+    return DBUS_HANDLER_RESULT_HANDLED
+}
+
+/// A relayed call waiting for the app's answer.
+private final class RelayedCall {
+    let relay: DirectLibdbus.Relay
+    let call: Message
+    init(relay: DirectLibdbus.Relay, call: Message) {
+        self.relay = relay
+        self.call = call
+    }
+}
+
+/// The app answered: reply to the original call and emit the signal.
+private let relayReplied: DBusPendingCallNotifyFunction = { pending, data in
+    guard let pending, let data else { return }
+    if let reply = dbus_pending_call_steal_reply(pending) { dbus_message_unref(reply) }
+    let waiting = Unmanaged<RelayedCall>.fromOpaque(data).takeUnretainedValue()
+    waiting.relay.answer(waiting.call.raw)
+}
+
+private let releaseRelayedCall: DBusFreeFunction = { data in
+    guard let data else { return }
+    Unmanaged<RelayedCall>.fromOpaque(data).release()
+}
+
+/// A private connection, registered with the bus; blocks while it connects.
+private func openRegistered(_ address: String) throws -> OpaquePointer {
+    precondition(threadsInitialized)
+    let raw = try withCError { dbus_connection_open_private(address, $0) }
+    dbus_connection_set_exit_on_disconnect(raw, 0)
+    _ = try withCError { dbus_bus_register(raw, $0) != 0 ? true : nil }
+    return raw
+}
+
+/// Runs libdbus's own blocking loop on `raw` until `stopping` is set, then closes and releases it.
+private func serve(_ raw: OpaquePointer, until stopping: Locked<Bool>) {
+    while !stopping.withLock({ $0 }) {
+        if dbus_connection_read_write_dispatch(raw, 100) == 0 { break }
+    }
+    dbus_connection_close(raw)
+    dbus_connection_unref(raw)
 }

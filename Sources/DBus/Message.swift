@@ -137,7 +137,7 @@ public final class Message: @unchecked Sendable {
         for value in values { try Marshal.check(value) }
         // The body's signature is one header field of at most 255 bytes; libdbus
         // does not check it on append and writes a corrupt header past that.
-        let bodySignature = signature.utf8.count + values.reduce(0) { $0 + $1.signature.utf8.count }
+        let bodySignature = signature.utf8.count + values.reduce(0) { $0 + $1.signatureLength }
         guard bodySignature <= 255 else {
             throw DBusEncodingError("the arguments' signature would be \(bodySignature) bytes, over the 255-byte limit")
         }
@@ -178,6 +178,8 @@ enum Marshal {
     /// handed such a variant signature, and a peer drops the connection that
     /// sends such a message.
     private static func checkType(_ value: DBusValue) throws {
+        // Nesting 33 deep takes more than 32 bytes of signature; most types are far shorter.
+        if value.signatureLength <= 32 { return }
         let signature = value.signature
         guard signature.utf8.count <= 255 else {
             throw DBusEncodingError("the type '\(signature.prefix(40))…' is longer than the 255-byte signature limit")
@@ -240,7 +242,7 @@ enum Marshal {
     /// signature for the common cases (basic types and variants).
     private static func has(_ value: DBusValue, type signature: String) -> Bool {
         let utf8 = signature.utf8
-        guard utf8.count == 1, let code = utf8.first else { return value.signature == signature }
+        guard utf8.count == 1, let code = utf8.first else { return value.hasSignature(signature) }
         switch (code, value) {
         case (UInt8(ascii: "v"), .variant), (UInt8(ascii: "s"), .string), (UInt8(ascii: "o"), .objectPath),
             (UInt8(ascii: "g"), .signature), (UInt8(ascii: "b"), .bool), (UInt8(ascii: "y"), .byte), (UInt8(ascii: "n"), .int16),

@@ -60,6 +60,76 @@ public indirect enum DBusValue: Sendable, Hashable {
     }
 }
 
+// MARK: - Signature matching without building the signature
+
+extension DBusValue {
+    /// Whether the values' signatures, one after another, spell `signature`
+    /// (a method's in- or out-signature), without building any string.
+    static func signatures(of values: [DBusValue], equal signature: String) -> Bool {
+        var signature = signature
+        return signature.withUTF8 { bytes in
+            var index = 0
+            for value in values where !value.match(bytes, &index) { return false }
+            return index == bytes.count
+        }
+    }
+
+    /// Whether this value's signature equals `signature`.
+    func hasSignature(_ signature: String) -> Bool {
+        var signature = signature
+        return signature.withUTF8 { bytes in
+            var index = 0
+            return match(bytes, &index) && index == bytes.count
+        }
+    }
+
+    /// Consumes this value's signature from `bytes` at `index`; false on a mismatch.
+    private func match(_ bytes: UnsafeBufferPointer<UInt8>, _ index: inout Int) -> Bool {
+        func take(_ c: UInt8) -> Bool {
+            guard index < bytes.count, bytes[index] == c else { return false }
+            index += 1
+            return true
+        }
+        func take(_ text: String) -> Bool {
+            for c in text.utf8 where !take(c) { return false }
+            return true
+        }
+        switch self {
+        case .byte: return take(UInt8(ascii: "y"))
+        case .bool: return take(UInt8(ascii: "b"))
+        case .int16: return take(UInt8(ascii: "n"))
+        case .uint16: return take(UInt8(ascii: "q"))
+        case .int32: return take(UInt8(ascii: "i"))
+        case .uint32: return take(UInt8(ascii: "u"))
+        case .int64: return take(UInt8(ascii: "x"))
+        case .uint64: return take(UInt8(ascii: "t"))
+        case .double: return take(UInt8(ascii: "d"))
+        case .string: return take(UInt8(ascii: "s"))
+        case .objectPath: return take(UInt8(ascii: "o"))
+        case .signature: return take(UInt8(ascii: "g"))
+        case .unixFD: return take(UInt8(ascii: "h"))
+        case .variant: return take(UInt8(ascii: "v"))
+        case .array(let element, _): return take(UInt8(ascii: "a")) && take(element)
+        case .dictionary(let key, let value, _):
+            return take(UInt8(ascii: "a")) && take(UInt8(ascii: "{")) && take(key) && take(value) && take(UInt8(ascii: "}"))
+        case .structure(let fields):
+            guard take(UInt8(ascii: "(")) else { return false }
+            for field in fields where !field.match(bytes, &index) { return false }
+            return take(UInt8(ascii: ")"))
+        }
+    }
+
+    /// The length in bytes of this value's signature, without building it.
+    var signatureLength: Int {
+        switch self {
+        case .array(let element, _): return 1 + element.utf8.count
+        case .dictionary(let key, let value, _): return 3 + key.utf8.count + value.utf8.count
+        case .structure(let fields): return fields.reduce(2) { $0 + $1.signatureLength }
+        default: return 1
+        }
+    }
+}
+
 // MARK: - Convenience constructors and accessors
 
 extension DBusValue {
@@ -136,24 +206,43 @@ extension DBusValue {
 public enum Signature {
     /// Splits a signature into its single complete types, or nil when invalid.
     public static func split(_ signature: String) -> [String]? {
-        let bytes = Array(signature.utf8)
-        guard bytes.count <= 255 else { return nil }
-        var result: [String] = []
-        var index = 0
-        while index < bytes.count {
-            guard let end = completeTypeEnd(bytes, index, arrayDepth: 0, structDepth: 0) else { return nil }
-            result.append(String(decoding: bytes[index..<end], as: UTF8.self))
-            index = end
+        var signature = signature
+        return signature.withUTF8 { bytes -> [String]? in
+            guard bytes.count <= 255 else { return nil }
+            var result: [String] = []
+            var index = 0
+            while index < bytes.count {
+                guard let end = completeTypeEnd(bytes, index, arrayDepth: 0, structDepth: 0) else { return nil }
+                result.append(String(decoding: UnsafeBufferPointer(rebasing: bytes[index..<end]), as: UTF8.self))
+                index = end
+            }
+            return result
         }
-        return result
     }
 
     /// True when `signature` is a valid sequence of complete types.
-    public static func isValid(_ signature: String) -> Bool { split(signature) != nil }
+    public static func isValid(_ signature: String) -> Bool {
+        var signature = signature
+        return signature.withUTF8 { bytes in
+            guard bytes.count <= 255 else { return false }
+            var index = 0
+            while index < bytes.count {
+                guard let end = completeTypeEnd(bytes, index, arrayDepth: 0, structDepth: 0) else { return false }
+                index = end
+            }
+            return true
+        }
+    }
 
     /// True when `signature` is exactly one complete type.
     public static func isSingleCompleteType(_ signature: String) -> Bool {
-        split(signature)?.count == 1
+        var signature = signature
+        return signature.withUTF8 { bytes in
+            // The common element types ("s", "v", "{sv}" inside "a{sv}") are one byte.
+            if bytes.count == 1 { return isBasic(bytes[0]) || bytes[0] == UInt8(ascii: "v") }
+            guard bytes.count <= 255 else { return false }
+            return completeTypeEnd(bytes, 0, arrayDepth: 0, structDepth: 0) == bytes.count
+        }
     }
 
     static func isBasic(_ c: UInt8) -> Bool {
@@ -169,7 +258,7 @@ public enum Signature {
     }
 
     /// The end index of the complete type that starts at `start`.
-    private static func completeTypeEnd(_ b: [UInt8], _ start: Int, arrayDepth: Int, structDepth: Int) -> Int? {
+    private static func completeTypeEnd(_ b: UnsafeBufferPointer<UInt8>, _ start: Int, arrayDepth: Int, structDepth: Int) -> Int? {
         guard start < b.count, arrayDepth <= 32, structDepth <= 32 else { return nil }
         let c = b[start]
         if isBasic(c) || c == UInt8(ascii: "v") { return start + 1 }
@@ -205,7 +294,7 @@ public enum Signature {
 /// Object path validation (the D-Bus specification's rules).
 public enum ObjectPath {
     public static func isValid(_ path: String) -> Bool {
-        let bytes = Array(path.utf8)
+        let bytes = path.utf8
         guard let first = bytes.first, first == UInt8(ascii: "/") else { return false }
         if bytes.count == 1 { return true }
         guard bytes.last != UInt8(ascii: "/") else { return false }

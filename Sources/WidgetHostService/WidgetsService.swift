@@ -223,14 +223,16 @@ extension HostService {
         // The delivery's answer arrives on the connection's thread, which is this actor's executor.
         self.deliver(delivery) { [weak self, details, source] error in
             var details = details
+            if let error { details["error"] = .string(error.message) }
+            // One a{sv} for the reply and the signal.
+            let detailsValue = DBusValue.vardict(details)
             if let error {
-                details["error"] = .string(error.message)
                 reply.fail(error)
             } else {
-                reply.succeed([.string(resolution.outcome.name), .vardict(details)])
+                reply.succeed([.string(resolution.outcome.name), detailsValue])
             }
             self?.assumeIsolated { service in
-                service.emitTapped(target, resolution.outcome.name, details)
+                service.emitTapped(target, resolution.outcome.name, detailsValue)
                 // CONTRACT §3 rule 1: after a control's action the widget's timeline is reloaded.
                 if case .performAction = resolution.outcome, case .string(let widgetID)? = source["widget_id"] {
                     service.requestReload(widgetID, .action)
@@ -261,11 +263,11 @@ extension HostService {
         }
     }
 
-    func emitTapped(_ target: String, _ outcome: String, _ details: [String: DBusValue]) {
+    func emitTapped(_ target: String, _ outcome: String, _ details: DBusValue) {
         do {
             try connection.emit(
                 path: HostNames.rootPath, interface: HostNames.widgets, member: "Tapped",
-                arguments: [.objectPath(target), .string(outcome), .vardict(details)])
+                arguments: [.objectPath(target), .string(outcome), details])
         } catch {
             logger.error("could not emit Tapped: \(error)")
         }

@@ -178,8 +178,12 @@ struct TapsBench: AsyncParsableCommand {
         say("widget-host-bench taps — private bus, widget-hostd as its own process; renderer and org.widgethost.App1 app in plain libdbus")
         say("cores: \(ProcessInfo.processInfo.activeProcessorCount)")
 
-        // Floor: direct libdbus echo.
-        let (floor, floorRate) = try await measureFloor(bus, payload: "x", count: count, total: total, window: window)
+        // Floor: a direct libdbus echo server, up for the whole run so that
+        // its round trips interleave with the taps'.
+        let echo = try DirectLibdbus.EchoServer(address: bus.address)
+        let echoName = echo.uniqueName
+        Thread { echo.run() }.start()
+        defer { echo.stop() }
 
         // The host as its own process.
         let host = Process()
@@ -225,23 +229,62 @@ struct TapsBench: AsyncParsableCommand {
         Thread { app.run() }.start()
         defer { app.stop() }
 
+        // The ceiling: a plain libdbus relay in place of the host, sending and
+        // reading the same five messages per tap and doing nothing else.
+        let relay = try DirectLibdbus.Relay(address: bus.address, app: app.uniqueName)
+        let relayName = relay.uniqueName
+        Thread { relay.run() }.start()
+        defer { relay.stop() }
+
+        // One renderer connection makes every call: the floor's, the host's and the relay's.
         let renderer = try DirectLibdbus.Client(address: bus.address)
+        let floorCall: @Sendable () throws -> Message = {
+            try Message.methodCall(destination: echoName, path: DirectLibdbus.echoPath, interface: DirectLibdbus.echoInterface,
+                                   member: "Echo", arguments: [.string("x")])
+        }
         let tap: @Sendable () throws -> Message = {
             try Message.methodCall(destination: host1, path: widget, interface: "org.widgethost.Host1.Widget", member: "Tap",
                                    arguments: [.string("t"), .vardict([:])])
         }
-        func latency(_ n: Int) async throws -> Stats {
+        let relayTap: @Sendable () throws -> Message = {
+            try Message.methodCall(destination: relayName, path: "/org/widgethost/Bench/Relay", interface: "org.widgethost.Host1.Widget",
+                                   member: "Tap", arguments: [.string("t"), .vardict([:])])
+        }
+        // Round trips of each kind in alternating blocks of 100, so that a
+        // machine busy with something else slows all of them alike.
+        func latency(_ n: Int, _ kinds: [@Sendable () throws -> Message]) async throws -> [Stats] {
             try await onThread {
-                var stats = Stats()
-                for _ in 0..<min(500, n) { _ = try renderer.roundTrip(tap()) }
-                for _ in 0..<n { stats.record(try renderer.roundTrip(tap())) }
+                var stats = [Stats](repeating: Stats(), count: kinds.count)
+                for make in kinds { for _ in 0..<min(500, n) { _ = try renderer.roundTrip(make()) } }
+                var done = 0
+                while done < n {
+                    let block = min(100, n - done)
+                    for (index, make) in kinds.enumerated() {
+                        for _ in 0..<block { stats[index].record(try renderer.roundTrip(make())) }
+                    }
+                    done += block
+                }
                 return stats
             }
         }
-        let taps = try await latency(count)
-        let cpuBefore = cpuSeconds(host.processIdentifier)
-        let tapRate = try await onThread { try renderer.pipelined(total: total, window: window, make: tap) }
-        let hostCPUPerTap = (cpuSeconds(host.processIdentifier) - cpuBefore) / Double(total) * 1e6
+        let latencies = try await latency(count, [floorCall, tap, relayTap])
+        let (floor, taps, relayLatency) = (latencies[0], latencies[1], latencies[2])
+
+        // Pipelined: three rounds, each running the floor, the host and the relay in turn.
+        var seconds = [0.0, 0.0, 0.0]
+        var hostCPU = 0.0
+        let rounds = 3
+        for round in 0..<rounds {
+            let share = total / rounds + (round < total % rounds ? 1 : 0)
+            for (index, make) in [floorCall, tap, relayTap].enumerated() {
+                let cpuBefore = cpuSeconds(host.processIdentifier)
+                let rate = try await onThread { try renderer.pipelined(total: share, window: window, make: make) }
+                seconds[index] += Double(share) / rate
+                if index == 1 { hostCPU += cpuSeconds(host.processIdentifier) - cpuBefore }
+            }
+        }
+        let floorRate = Double(total) / seconds[0], tapRate = Double(total) / seconds[1], relayRate = Double(total) / seconds[2]
+        let hostCPUPerTap = hostCPU / Double(total) * 1e6
 
         say("")
         row("direct libdbus round trip p50 / p99", us(floor.p50) + " / " + us(floor.p99))
@@ -251,10 +294,19 @@ struct TapsBench: AsyncParsableCommand {
         row("host CPU per pipelined tap", us(hostCPUPerTap))
         row("ratio tap p50 / floor p50 (target ≤ 2.5)", String(format: "%8.3f", taps.p50 / floor.p50))
         row("ratio taps/s / floor calls/s (target ≥ 0.35)", String(format: "%8.3f", tapRate / floorRate))
+        say("")
+        say("ceiling: a plain libdbus relay with the same five messages per tap, no work of its own")
+        row("relay → app → reply p50 / p99", us(relayLatency.p50) + " / " + us(relayLatency.p99))
+        row("relay pipelined (\(window) in flight)", String(format: "%8.0f taps/s", relayRate))
+        row("ratio relay p50 / floor p50", String(format: "%8.3f", relayLatency.p50 / floor.p50))
+        row("ratio relay taps/s / floor calls/s", String(format: "%8.3f", relayRate / floorRate))
+        row("ratio tap p50 / relay p50", String(format: "%8.3f", taps.p50 / relayLatency.p50))
+        row("ratio host taps/s / relay taps/s", String(format: "%8.3f", tapRate / relayRate))
 
         say("")
         var placed = 1
-        var baseline: Double?
+        var first: (tap: Double, floor: Double)?
+        var last: (tap: Double, floor: Double)?
         for scale in scales.sorted() {
             while placed < scale {
                 let batch = min(scale - placed, 2_000)
@@ -267,15 +319,18 @@ struct TapsBench: AsyncParsableCommand {
                 }
                 placed += batch
             }
-            let stats = try await latency(min(count, 2_000))
+            let measured = try await latency(min(count, 2_000), [floorCall, tap])
             let rss = residentKiB(host.processIdentifier)
-            if baseline == nil { baseline = stats.p50 }
+            let point = (tap: measured[1].p50, floor: measured[0].p50)
+            if first == nil { first = point }
+            last = point
             row("\(scale) widgets: tap p50 / p99, host RSS",
-                us(stats.p50) + " / " + us(stats.p99) + String(format: "  %7.1f MiB", Double(rss) / 1024))
+                us(measured[1].p50) + " / " + us(measured[1].p99) + String(format: "  %7.1f MiB", Double(rss) / 1024))
         }
-        if let baseline, scales.count > 1 {
-            let last = try await latency(min(count, 2_000))
-            row("ratio tap p50 at \(scales.max()!) / at \(scales.min()!) (target ≤ 1.10)", String(format: "%8.3f", last.p50 / baseline))
+        if let first, let last, scales.count > 1 {
+            let (low, high) = (scales.min()!, scales.max()!)
+            row("ratio tap p50 at \(high) / at \(low) (target ≤ 1.10)", String(format: "%8.3f", last.tap / first.tap))
+            row("the same, each over its floor p50", String(format: "%8.3f", (last.tap / last.floor) / (first.tap / first.floor)))
         }
         client.close()
         // A clean stop compacts the state directory; remove it only after that.

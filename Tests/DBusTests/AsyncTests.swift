@@ -144,7 +144,7 @@ struct AsyncTests {
             let client = try await fixture.connect("client")
             let object = try SlowObject(on: server)
             let destination = try #require(server.uniqueName)
-            // (timeout, error name, time from start) in the order the calls expired, recorded on the connection's queue.
+            // (timeout, error name, time from start) in the order the calls expired, recorded on the connection's thread.
             let expired = Box<[(Int, String, Duration)]>([])
             let start = ContinuousClock.now
             // The longest first: each shorter call must pull the timer earlier.
@@ -175,7 +175,7 @@ struct AsyncTests {
         }
     }
 
-    @Test("send(_:completion:) answers once on the connection's queue: the reply, an error reply, or NoReply")
+    @Test("send(_:completion:) answers once on the connection's thread: the reply, an error reply, or NoReply")
     func callbackSend() async throws {
         try await withBus { fixture in
             let server = try await fixture.connect("server")
