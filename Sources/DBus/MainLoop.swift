@@ -198,11 +198,7 @@ final class MainLoop: @unchecked Sendable {
         var due: [LoopTimer] = []
         while true {
             // Jobs first: they may send, which may toggle watches.
-            let jobs = state.withLock { state -> [@Sendable () -> Void] in
-                defer { state.jobs.removeAll(keepingCapacity: true) }
-                return state.jobs
-            }
-            for job in jobs { job() }
+            runJobs()
 
             // Timers that are due, and how long to sleep until the next one.
             let now = DirectLibdbus.monotonicNanoseconds()
@@ -277,12 +273,24 @@ final class MainLoop: @unchecked Sendable {
         threadID.store(0, ordering: .relaxed)
     }
 
+    private func runJobs() {
+        let jobs = state.withLock { state -> [@Sendable () -> Void] in
+            defer { state.jobs.removeAll(keepingCapacity: true) }
+            return state.jobs
+        }
+        for job in jobs { job() }
+    }
+
     private func handle(_ box: WatchBox, _ condition: UInt32) {
         guard !closed.load(ordering: .acquiring) else { return }
         // The watch may have been removed or disabled by an earlier handler.
         let watch: OpaquePointer? = state.withLock { _ in box.enabled ? box.watch : nil }
         guard let watch else { return }
         dbus_watch_handle(watch, condition)
+        // Jobs queued before the socket was read run before what it brought
+        // is dispatched: a thread that queued a send and then caused a
+        // message to arrive here sees its send go out first.
+        runJobs()
         drain()
     }
 

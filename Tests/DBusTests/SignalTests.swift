@@ -193,4 +193,40 @@ struct SignalTests {
             #expect(recorder.received.count == 2)
         }
     }
+
+    @Test("a signal emitted from another thread goes out before the reply to a call made after it, every time")
+    func emissionOrderAgainstLaterCalls() async throws {
+        try await withBus { fixture in
+            let server = try await fixture.connect("server")
+            let client = try await fixture.connect("client")
+            let path = "/org/widgethost/Test/Order", name = "org.widgethost.Test.Order"
+            var exported = ExportedInterface(
+                try interface(
+                    """
+                    <node><interface name="\(name)">
+                      <method name="Poke"><arg name="seq" type="i" direction="in"/></method>
+                      <signal name="Seen"><arg name="from" type="s"/><arg name="seq" type="i"/></signal>
+                    </interface></node>
+                    """))
+            // The handler emits on the connection's thread; the test emits from its own task.
+            exported.method("Poke", .immediate { [weak server] call in
+                try server?.emit(path: path, interface: name, member: "Seen", arguments: [.string("handler"), call.arguments[0]])
+                return []
+            })
+            try server.export([exported], at: path)
+            let destination = try #require(server.uniqueName)
+            let recorder = Recorder(try await client.signals(MatchRule(interface: name, member: "Seen")))
+            let rounds = 300
+            for seq in 0..<Int32(rounds) {
+                try server.emit(path: path, interface: name, member: "Seen", arguments: [.string("task"), .int32(seq)])
+                _ = try await client.call(destination: destination, path: path, interface: name, member: "Poke", [.int32(seq)])
+            }
+            let received = try await recorder.wait(count: 2 * rounds).map { $0.arguments() }
+            let expected = (0..<Int32(rounds)).flatMap { seq -> [[DBusValue]] in
+                [[.string("task"), .int32(seq)], [.string("handler"), .int32(seq)]]
+            }
+            let firstWrong = received.indices.first { received[$0] != expected[$0] }
+            #expect(firstWrong == nil, "out of order at \(firstWrong ?? -1): \(received[max(0, (firstWrong ?? 0) - 1)...].prefix(3))")
+        }
+    }
 }
