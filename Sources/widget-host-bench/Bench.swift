@@ -43,23 +43,6 @@ func onThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async thr
     }
 }
 
-/// The floor: a direct libdbus echo round trip (p50/p99) and pipelined calls/s, both ends plain libdbus.
-func measureFloor(_ bus: PrivateBus, payload: String, count: Int, total: Int, window: Int) async throws -> (Stats, Double) {
-    let server = try DirectLibdbus.EchoServer(address: bus.address)
-    Thread { server.run() }.start()
-    defer { server.stop() }
-    let direct = try DirectLibdbus.Client(address: bus.address)
-    let destination = server.uniqueName
-    let latency: Stats = try await onThread {
-        var stats = Stats()
-        for _ in 0..<min(2000, count) { _ = try direct.roundTrip(to: destination, payload: payload) }
-        for _ in 0..<count { stats.record(try direct.roundTrip(to: destination, payload: payload)) }
-        return stats
-    }
-    let rate = try await onThread { direct.pipelined(to: destination, payload: payload, total: total, window: window) }
-    return (latency, rate)
-}
-
 let echoXML = """
     <node><interface name="\(DirectLibdbus.echoInterface)">
       <method name="Echo"><arg name="text" type="s" direction="in"/><arg name="text" type="s" direction="out"/></method>
@@ -85,41 +68,64 @@ struct BindingBench: AsyncParsableCommand {
         say("cores: \(ProcessInfo.processInfo.activeProcessorCount)")
 
         // Floor: direct libdbus both ends.
-        let (floor, floorRate) = try await measureFloor(bus, payload: text, count: count, total: total, window: window)
+        let echo = try DirectLibdbus.EchoServer(address: bus.address)
+        Thread { echo.run() }.start()
+        defer { echo.stop() }
+        let direct = try DirectLibdbus.Client(address: bus.address)
+        let echoName = echo.uniqueName
 
         // The binding both ends.
         let server = try await Connection.connect(.address(bus.address), label: "bench-server")
-        var echo = ExportedInterface(try InterfaceDescription.parse(xml: echoXML)[0])
-        echo.method("Echo", .immediate { call in call.arguments })
-        try server.export([echo], at: DirectLibdbus.echoPath)
+        var exported = ExportedInterface(try InterfaceDescription.parse(xml: echoXML)[0])
+        exported.method("Echo", .immediate { call in call.arguments })
+        try server.export([exported], at: DirectLibdbus.echoPath)
         let client = try await Connection.connect(.address(bus.address), label: "bench-client")
         let serverName = server.uniqueName!
         let message: @Sendable () throws -> Message = { try Message.methodCall(
             destination: serverName, path: DirectLibdbus.echoPath, interface: DirectLibdbus.echoInterface,
             member: "Echo", arguments: [.string(text)]) }
-        // The caller runs on the connection's executor, as the host's actor does.
-        let binding: Stats = try await withTaskExecutorPreference(client.executor) {
+
+        // Round trips in alternating blocks of 100, floor then binding, so a
+        // machine busy with something else slows both alike. The binding's
+        // caller runs on the connection's executor, as the host's actor does.
+        _ = try await onThread { for _ in 0..<2000 { _ = try direct.roundTrip(to: echoName, payload: text) } }
+        var floor = Stats(), binding = Stats()
+        try await withTaskExecutorPreference(client.executor) {
             for _ in 0..<2000 { _ = try await client.call(message()) }
-            var stats = Stats()
-            for _ in 0..<count {
-                let m = try message()
-                let start = DirectLibdbus.monotonicNanoseconds()
-                _ = try await client.call(m)
-                stats.record(DirectLibdbus.monotonicNanoseconds() - start)
-            }
-            return stats
-        }
-        let started = DirectLibdbus.monotonicNanoseconds()
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for lane in 0..<window {
-                let share = total / window + (lane < total % window ? 1 : 0)
-                group.addTask {
-                    for _ in 0..<share { _ = try await client.call(message()) }
+            var done = 0
+            while done < count {
+                let block = min(100, count - done)
+                let samples = try await onThread { try (0..<block).map { _ in try direct.roundTrip(to: echoName, payload: text) } }
+                for sample in samples { floor.record(sample) }
+                for _ in 0..<block {
+                    let m = try message()
+                    let start = DirectLibdbus.monotonicNanoseconds()
+                    _ = try await client.call(m)
+                    binding.record(DirectLibdbus.monotonicNanoseconds() - start)
                 }
+                done += block
             }
-            try await group.waitForAll()
         }
-        let bindingRate = Double(total) / (Double(DirectLibdbus.monotonicNanoseconds() - started) / 1e9)
+        // Pipelined: three rounds, each the floor then the binding.
+        var floorSeconds = 0.0, bindingSeconds = 0.0
+        let rounds = 3
+        for round in 0..<rounds {
+            let share = total / rounds + (round < total % rounds ? 1 : 0)
+            let rate = try await onThread { direct.pipelined(to: echoName, payload: text, total: share, window: window) }
+            floorSeconds += Double(share) / rate
+            let started = DirectLibdbus.monotonicNanoseconds()
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for lane in 0..<window {
+                    let laneShare = share / window + (lane < share % window ? 1 : 0)
+                    group.addTask {
+                        for _ in 0..<laneShare { _ = try await client.call(message()) }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            bindingSeconds += Double(DirectLibdbus.monotonicNanoseconds() - started) / 1e9
+        }
+        let floorRate = Double(total) / floorSeconds, bindingRate = Double(total) / bindingSeconds
         client.close()
         server.close()
 
