@@ -203,7 +203,7 @@ final class MainLoop: @unchecked Sendable {
             // Timers that are due, and how long to sleep until the next one.
             let now = DirectLibdbus.monotonicNanoseconds()
             var next = UInt64.max
-            let sleep = state.withLock { state -> Bool in
+            let step: Step = state.withLock { state -> Step in
                 due.removeAll(keepingCapacity: true)
                 for timer in state.timers {
                     if timer.deadline <= now {
@@ -218,10 +218,10 @@ final class MainLoop: @unchecked Sendable {
                         next = min(next, timer.deadline)
                     }
                 }
-                guard due.isEmpty, state.jobs.isEmpty else { return false }
+                guard due.isEmpty, state.jobs.isEmpty else { return .work }
                 if state.stopping {
                     state.exited = true
-                    return false
+                    return .exit
                 }
                 fds.removeAll(keepingCapacity: true)
                 polled.removeAll(keepingCapacity: true)
@@ -238,13 +238,18 @@ final class MainLoop: @unchecked Sendable {
                     polled.append(box)
                 }
                 state.sleeping = true
-                return true
+                return .sleep
             }
-            if state.withLock({ $0.exited }) { break }
-            if !sleep {
+            switch step {
+            case .exit:
+                threadID.store(0, ordering: .relaxed)
+                return
+            case .work:
                 for timer in due { timer.fire() }
                 due.removeAll(keepingCapacity: true)
                 continue
+            case .sleep:
+                break
             }
             let timeout: Int32
             if next == .max {
@@ -270,8 +275,10 @@ final class MainLoop: @unchecked Sendable {
                 handle(polled[index - 1], condition)
             }
         }
-        threadID.store(0, ordering: .relaxed)
     }
+
+    /// What the loop does after looking at its jobs and timers.
+    private enum Step { case work, sleep, exit }
 
     private func runJobs() {
         let jobs = state.withLock { state -> [@Sendable () -> Void] in
