@@ -164,9 +164,9 @@ public final class Connection: Sendable {
         let raw = opened.pointer
         dbus_connection_set_exit_on_disconnect(raw, 0)
         let loop = MainLoop(raw: raw, label: label)
-        let expire = Locked<(@Sendable () -> Void)?>(nil)
-        let connection = Connection(loop: loop, deadlineTimer: loop.addTimer { expire.withLock { $0 }?() })
-        expire.withLock { $0 = { [weak connection] in connection?.expireCalls() } }
+        let connection = Connection(loop: loop, deadlineTimer: loop.addTimer {})
+        // Set before the loop thread starts, which is what reads it.
+        connection.deadlineTimer.fire = { [weak connection] in connection?.expireCalls() }
         loop.onMessage = { [weak connection] message in
             connection?.route(message) ?? false
         }
@@ -236,7 +236,7 @@ public final class Connection: Sendable {
     /// Queues a message for sending; returns at once.
     public func send(_ message: Message) throws {
         guard isConnected else { throw DBusError.disconnected() }
-        onQueue {
+        onLoopThread {
             _ = dbus_connection_send(self.raw, message.raw, nil)
         }
     }
@@ -247,8 +247,8 @@ public final class Connection: Sendable {
     /// another thread holds a connection's I/O path (as a send does while it
     /// writes), libdbus's watch handler gives up after a millisecond and reads
     /// nothing; keeping all I/O on one thread means that never happens.
-    func onQueue(_ body: @escaping @Sendable () -> Void) {
-        loop.run(body)
+    func onLoopThread(_ body: @escaping @Sendable () -> Void) {
+        loop.execute(body)
     }
 
     /// Emits a signal.
@@ -283,7 +283,7 @@ public final class Connection: Sendable {
     public func send(
         _ message: Message, timeout: Duration? = nil, completion: @escaping @Sendable (Result<Message, any Error>) -> Void
     ) {
-        start(PendingCall(), message, timeout: timeout) { [self] result in onQueue { completion(result) } }
+        start(PendingCall(), message, timeout: timeout) { [self] result in onLoopThread { completion(result) } }
     }
 
     /// Convenience: a method call built and sent in one step; returns the reply's arguments.
@@ -301,7 +301,7 @@ public final class Connection: Sendable {
         _ completion: @escaping @Sendable (Result<Message, any Error>) -> Void
     ) {
         guard call.setCompletion(completion) else { return }  // already cancelled
-        onQueue { self.send(call, message, timeout: timeout) }
+        onLoopThread { self.send(call, message, timeout: timeout) }
     }
 
     /// Sends a call's message; runs on the connection's thread.

@@ -39,7 +39,8 @@ final class LoopTimer: @unchecked Sendable {
     /// Guarded by `MainLoop.state`; `.max` while disarmed.
     var deadline: UInt64 = .max
     var interval: UInt64?
-    let fire: @Sendable () -> Void
+    /// Set before the timer is first scheduled; runs on the loop thread.
+    var fire: @Sendable () -> Void
     init(_ fire: @escaping @Sendable () -> Void) { self.fire = fire }
 }
 
@@ -162,7 +163,7 @@ final class MainLoop: @unchecked Sendable {
     }
 
     /// Runs `job` at once when on the loop thread, else queues it.
-    func run(_ job: @escaping @Sendable () -> Void) {
+    func execute(_ job: @escaping @Sendable () -> Void) {
         if isCurrent { job() } else { async(job) }
     }
 
