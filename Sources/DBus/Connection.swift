@@ -327,7 +327,7 @@ public final class Connection: Sendable {
         // timeout beyond what libdbus could express waits like an infinite one.
         let ms = timeout.map { max(0, $0.milliseconds) } ?? Int64(Self.defaultTimeoutMilliseconds)
         if ms <= Int64(Int32.max) {
-            call.deadline = DirectLibdbus.monotonicNanoseconds() &+ UInt64(ms) * 1_000_000
+            call.deadline = monotonicNanoseconds() &+ UInt64(ms) * 1_000_000
             call.timeoutMilliseconds = ms
             armDeadline(call.deadline)
         }
@@ -366,7 +366,7 @@ public final class Connection: Sendable {
     /// Fails every call whose deadline has passed with `NoReply` and re-arms
     /// the timer for the earliest remaining one. On the connection's thread.
     func expireCalls() {
-        let now = DirectLibdbus.monotonicNanoseconds()
+        let now = monotonicNanoseconds()
         let (expired, next) = state.withLock { state -> ([PendingCall], UInt64?) in
             state.timerArmedFor = nil
             var expired: [PendingCall] = []

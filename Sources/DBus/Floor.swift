@@ -196,11 +196,7 @@ public enum DirectLibdbus {
         }
     }
 
-    public static func monotonicNanoseconds() -> UInt64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
-    }
+    public static func monotonicNanoseconds() -> UInt64 { DBus.monotonicNanoseconds() }
 }
 
 /// Answers `Echo(s) → s` with the same string.

@@ -77,7 +77,6 @@ final class MainLoop: @unchecked Sendable {
 
     /// Written to wake the thread from poll.
     private let wakeFD: Int32
-    private let label: String
     /// The loop thread's id, once it runs.
     private let threadID = Atomic<UInt>(0)
     /// Runs jobs queued after the thread ended, keeping them serial.
@@ -86,7 +85,6 @@ final class MainLoop: @unchecked Sendable {
 
     init(raw: OpaquePointer, label: String) {
         self.raw = raw
-        self.label = label
         wakeFD = cdbus_wakeup_fd()
         fallback = DispatchQueue(label: "dbus.\(label).after")
         fallback.setSpecific(key: fallbackKey, value: ObjectIdentifier(self))
@@ -151,9 +149,7 @@ final class MainLoop: @unchecked Sendable {
         let (wake, exited) = state.withLock { state -> (Bool, Bool) in
             if state.exited { return (false, true) }
             state.jobs.append(job)
-            let wake = state.sleeping
-            state.sleeping = false
-            return (wake, false)
+            return (Self.takeSleeper(&state), false)
         }
         if exited {
             fallback.async(execute: job)
@@ -171,9 +167,7 @@ final class MainLoop: @unchecked Sendable {
     func stop() {
         let wake = state.withLock { state -> Bool in
             state.stopping = true
-            let wake = state.sleeping
-            state.sleeping = false
-            return wake
+            return Self.takeSleeper(&state)
         }
         if wake { signal() }
     }
@@ -183,8 +177,9 @@ final class MainLoop: @unchecked Sendable {
         _ = write(wakeFD, &one, 8)
     }
 
-    /// Wakes the thread when it sleeps and we are not on it (a watch or timer changed).
-    private func changed(_ state: inout State) -> Bool {
+    /// True when the thread sleeps and must be signalled (it is then marked
+    /// awake, so one signal serves every change made meanwhile).
+    private static func takeSleeper(_ state: inout State) -> Bool {
         guard state.sleeping else { return false }
         state.sleeping = false
         return true
@@ -202,7 +197,7 @@ final class MainLoop: @unchecked Sendable {
             runJobs()
 
             // Timers that are due, and how long to sleep until the next one.
-            let now = DirectLibdbus.monotonicNanoseconds()
+            let now = monotonicNanoseconds()
             var next = UInt64.max
             let step: Step = state.withLock { state -> Step in
                 due.removeAll(keepingCapacity: true)
@@ -256,7 +251,7 @@ final class MainLoop: @unchecked Sendable {
             if next == .max {
                 timeout = -1
             } else {
-                let nowAgain = DirectLibdbus.monotonicNanoseconds()
+                let nowAgain = monotonicNanoseconds()
                 timeout = next <= nowAgain ? 0 : Int32(clamping: (next - nowAgain + 999_999) / 1_000_000)
             }
             let ready = poll(&fds, nfds_t(fds.count), timeout)
@@ -308,7 +303,7 @@ final class MainLoop: @unchecked Sendable {
         let wake = state.withLock { state -> Bool in
             box.enabled = box.watch.map { dbus_watch_get_enabled($0) != 0 } ?? false
             state.watches.append(box)
-            return changed(&state)
+            return Self.takeSleeper(&state)
         }
         if wake { signal() }
     }
@@ -316,7 +311,7 @@ final class MainLoop: @unchecked Sendable {
     func toggle(_ box: WatchBox) {
         let wake = state.withLock { state -> Bool in
             box.enabled = box.watch.map { dbus_watch_get_enabled($0) != 0 } ?? false
-            return changed(&state)
+            return Self.takeSleeper(&state)
         }
         if wake { signal() }
     }
@@ -344,7 +339,7 @@ final class MainLoop: @unchecked Sendable {
             let earlier = deadline < timer.deadline
             timer.deadline = deadline
             timer.interval = interval
-            return earlier && changed(&state)
+            return earlier && Self.takeSleeper(&state)
         }
         if wake { signal() }
     }
@@ -368,7 +363,7 @@ final class MainLoop: @unchecked Sendable {
         }
         guard let timer else { return }
         if let interval {
-            schedule(timer, at: DirectLibdbus.monotonicNanoseconds() &+ interval, repeating: interval)
+            schedule(timer, at: monotonicNanoseconds() &+ interval, repeating: interval)
         } else {
             disarm(timer)
         }
@@ -397,6 +392,13 @@ final class MainLoop: @unchecked Sendable {
     func drain() {
         while !closed.load(ordering: .acquiring), dbus_connection_dispatch(raw) == DBUS_DISPATCH_DATA_REMAINS {}
     }
+}
+
+/// CLOCK_MONOTONIC in nanoseconds: the clock of the loop's timers and of call deadlines.
+func monotonicNanoseconds() -> UInt64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
 }
 
 // MARK: - C callbacks
