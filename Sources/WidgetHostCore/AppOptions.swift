@@ -103,10 +103,15 @@ public struct AppOptions: Sendable, Equatable {
     ///   signature and the received one ("option 'schemes' must be an array of strings (as), got s").
     /// - A bad scheme, path, surface, protocol or action name → `InvalidArgument` saying what is allowed.
     /// - `user_activity_action` with protocol `widgethost` → `InvalidArgument`.
+    ///
+    /// `base` is the app's desktop entry, when it has one: an option left out
+    /// keeps the entry's value (the entry is the app's static declaration; a
+    /// registration cannot erase it). A `user_activity_action` inherited from
+    /// the entry is dropped when the registration picks protocol `widgethost`.
     public static func parse(
         appID: String,
         _ options: [String: OptionValue],
-        defaultProtocol: AppProtocol = .widgethost
+        base: AppOptions? = nil
     ) throws(HostError) -> AppOptions {
         try Validate.appID(appID)
         let known = Set(knownKeys.map(\.key))
@@ -117,9 +122,10 @@ public struct AppOptions: Sendable, Equatable {
             throw .invalidArgument("unknown \(noun) \(list); remove \(unknown.count == 1 ? "it" : "them") — the known options are \(knownKeysDescription)")
         }
 
-        var result = AppOptions(defaultsFor: appID, appProtocol: defaultProtocol)
+        var result = base ?? AppOptions(defaultsFor: appID)
         if let value = options["protocol"] {
             result.appProtocol = try parseProtocol(try string(value, key: "protocol"), label: "option 'protocol'")
+            if result.appProtocol != .freedesktop && options["user_activity_action"] == nil { result.userActivityAction = nil }
         }
         if let value = options["schemes"] {
             result.schemes = try parseSchemes(try stringArray(value, key: "schemes"), label: "option 'schemes'")

@@ -2,25 +2,44 @@
 public struct KnownApp: Sendable, Equatable {
     /// The app id.
     public var id: String
-    /// The live registration's options when registered, else the desktop entry's.
+    /// The live registration's options merged over the desktop entry's (an
+    /// option the registration leaves out keeps the entry's value); the entry's
+    /// alone when not registered.
     public var options: AppOptions
     /// The unique bus name of the registering connection; `nil` when only discovered.
     public var registeredBy: String?
     /// The registration's place in registration order (smaller = earlier); `nil` when only discovered.
     public var registeredSequence: UInt64?
+    /// What the kernel says the registering connection's process is; `nil` when only discovered.
+    public var registrant: CallerIdentity?
     /// The app's desktop entry, when one was discovered (kept even when registered).
     public var desktopEntry: DesktopEntry?
 
-    public init(id: String, options: AppOptions, registeredBy: String? = nil, registeredSequence: UInt64? = nil, desktopEntry: DesktopEntry? = nil) {
+    public init(
+        id: String, options: AppOptions, registeredBy: String? = nil, registeredSequence: UInt64? = nil,
+        registrant: CallerIdentity? = nil, desktopEntry: DesktopEntry? = nil
+    ) {
         self.id = id
         self.options = options
         self.registeredBy = registeredBy
         self.registeredSequence = registeredSequence
+        self.registrant = registrant
         self.desktopEntry = desktopEntry
     }
 
     /// Whether a connection holds a live registration of the app.
     public var isRegistered: Bool { registeredBy != nil }
+
+    /// The bus name a delivery goes to (README, "Identity"): for protocol
+    /// `freedesktop` the app's own well-known name — its owner, or started by
+    /// D-Bus activation — whoever registered; for `widgethost` the registering
+    /// connection, which owned that name when it registered.
+    public var deliveryDestination: String {
+        switch options.appProtocol {
+        case .freedesktop: id
+        case .widgethost: registeredBy ?? id
+        }
+    }
 }
 
 /// The registry of known apps (CONTRACT §2): live registrations, each tied to the
@@ -28,8 +47,12 @@ public struct KnownApp: Sendable, Equatable {
 public struct AppRegistry: Sendable {
     private struct Registration: Sendable {
         var owner: String
+        /// The options as `RegisterApp` gave them (validated).
+        var given: [String: OptionValue]
+        /// `given` merged over the desktop entry's options.
         var options: AppOptions
         var sequence: UInt64
+        var identity: CallerIdentity
     }
 
     private var registrations: [String: Registration] = [:]
@@ -47,37 +70,71 @@ public struct AppRegistry: Sendable {
         self.maxRegistrationsPerConnection = maxRegistrationsPerConnection
     }
 
-    /// What ``register(appID:owner:options:)`` did.
+    /// What ``register(appID:owner:options:identity:ownsName:)`` did.
     public enum RegisterOutcome: Sendable, Equatable {
         /// A new live registration.
         case registered
         /// The same connection registered again; its options were replaced and it
         /// keeps its place in registration order.
         case updated
+        /// The owner of the bus name `app_id` took the id over from `previousOwner`,
+        /// a connection that did not own the name.
+        case replaced(previousOwner: String)
     }
 
-    /// Makes `owner` the live handler of `appID` with the given `RegisterApp` options.
+    /// Makes `owner` the live handler of `appID` with the given `RegisterApp`
+    /// options, by the rules of the README's "Identity" section:
     ///
-    /// Throws `InvalidArgument` for a bad app id or options; `AccessDenied` when
-    /// another connection holds a live registration of `appID`; `LimitExceeded`
-    /// when `owner` already holds ``maxRegistrationsPerConnection`` registrations.
+    /// - `identity` is what the kernel says `owner`'s process is: a sandboxed
+    ///   caller registers only its own id or ids below it.
+    /// - `ownsName` says whether `owner` owns the bus name `appID` now. Protocol
+    ///   `widgethost` is delivered to the registering connection, so it needs the
+    ///   name; and the name's owner always wins the id, replacing a registration
+    ///   held by a connection that does not own it.
+    /// - Options the registration leaves out keep the desktop entry's values.
+    ///
+    /// Throws `InvalidArgument` for a bad app id or options; `AccessDenied` for a
+    /// sandbox acting for another app, for `widgethost` without the name, and
+    /// when another connection holds the id and `owner` does not own the name;
+    /// `LimitExceeded` when `owner` already holds ``maxRegistrationsPerConnection``.
     @discardableResult
-    public mutating func register(appID: String, owner: String, options: [String: OptionValue]) throws(HostError) -> RegisterOutcome {
-        let parsed = try AppOptions.parse(appID: appID, options)
+    public mutating func register(
+        appID: String, owner: String, options: [String: OptionValue], identity: CallerIdentity = .unsandboxed, ownsName: Bool
+    ) throws(HostError) -> RegisterOutcome {
+        let parsed = try parseOptions(appID: appID, options)
+        try identity.check(appID, doing: "register")
+        if parsed.appProtocol == .widgethost && !ownsName {
+            throw .accessDenied(
+                "connection \(owner) does not own the bus name '\(appID)', and protocol 'widgethost' delivers taps to the registering connection; request the name first (RequestName, as GApplication does), or register with protocol 'freedesktop' to have taps delivered to whoever owns '\(appID)'")
+        }
+        var outcome = RegisterOutcome.registered
         if let existing = registrations[appID] {
-            guard existing.owner == owner else {
-                throw .accessDenied("app '\(appID)' is already registered by connection \(existing.owner); that connection must call UnregisterApp or disconnect before \(owner) can register it")
+            if existing.owner == owner {
+                registrations[appID]?.given = options
+                registrations[appID]?.options = parsed
+                registrations[appID]?.identity = identity
+                return .updated
             }
-            registrations[appID]?.options = parsed
-            return .updated
+            guard ownsName else {
+                throw .accessDenied(
+                    "app '\(appID)' is already registered by connection \(existing.owner); that connection must call UnregisterApp or disconnect before \(owner) can register it (the owner of the bus name '\(appID)' may always register it)")
+            }
+            outcome = .replaced(previousOwner: existing.owner)
+            registrations[appID] = nil
         }
         let held = registrations.values.reduce(0) { $0 + ($1.owner == owner ? 1 : 0) }
         if held >= maxRegistrationsPerConnection {
             throw .limitExceeded("connection \(owner) already holds \(held) app registrations, the most allowed (the limit max-registrations-per-connection); UnregisterApp some before registering '\(appID)'")
         }
-        registrations[appID] = Registration(owner: owner, options: parsed, sequence: nextSequence)
+        registrations[appID] = Registration(owner: owner, given: options, options: parsed, sequence: nextSequence, identity: identity)
         nextSequence += 1
-        return .registered
+        return outcome
+    }
+
+    /// `RegisterApp` options for `appID` merged over its desktop entry's; throws
+    /// `InvalidArgument` for a bad app id or options. Changes nothing.
+    public func parseOptions(appID: String, _ options: [String: OptionValue]) throws(HostError) -> AppOptions {
+        try AppOptions.parse(appID: appID, options, base: discovered[appID]?.options)
     }
 
     /// Ends `caller`'s live registration of `appID`.
@@ -106,13 +163,21 @@ public struct AppRegistry: Sendable {
     public mutating func replaceDiscovered(_ scan: DesktopScan) {
         discovered = Dictionary(scan.apps.map { ($0.entry.id, $0) }, uniquingKeysWith: { first, _ in first })
         scanWarnings = scan.warnings
+        // The entries are the registrations' base: merge again over what they declare now.
+        for (id, registration) in registrations {
+            if let merged = try? AppOptions.parse(appID: id, registration.given, base: discovered[id]?.options) {
+                registrations[id]?.options = merged
+            }
+        }
     }
 
     /// The known app with id `id`, or `nil`.
     public func app(_ id: String) -> KnownApp? {
         let found = discovered[id]
         if let reg = registrations[id] {
-            return KnownApp(id: id, options: reg.options, registeredBy: reg.owner, registeredSequence: reg.sequence, desktopEntry: found?.entry)
+            return KnownApp(
+                id: id, options: reg.options, registeredBy: reg.owner, registeredSequence: reg.sequence, registrant: reg.identity,
+                desktopEntry: found?.entry)
         }
         if let found {
             return KnownApp(id: id, options: found.options, desktopEntry: found.entry)
@@ -120,8 +185,9 @@ public struct AppRegistry: Sendable {
         return nil
     }
 
-    /// Every known app, sorted by id. A live registration overrides the options of
-    /// a discovered entry of the same id; the entry stays in `desktopEntry`.
+    /// Every known app, sorted by id. A live registration's options override a
+    /// discovered entry's, and those it leaves out keep the entry's; the entry
+    /// stays in `desktopEntry`.
     public var apps: [KnownApp] {
         Set(registrations.keys).union(discovered.keys).sorted().compactMap { app($0) }
     }

@@ -117,6 +117,12 @@ public enum Validate {
 
     // MARK: - Character classes
 
+    /// At most the first 64 characters of a value for an error message, with
+    /// "…" when cut: a hostile value is never echoed back whole.
+    public static func prefix(_ s: String, _ count: Int = 64) -> String {
+        s.count <= count ? s : String(s.prefix(count)) + "…"
+    }
+
     static func isASCIILetter(_ c: Unicode.Scalar) -> Bool {
         ("a"..."z").contains(c) || ("A"..."Z").contains(c)
     }

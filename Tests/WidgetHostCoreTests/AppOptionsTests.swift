@@ -16,8 +16,8 @@ private let appID = "org.example.TapMe"
         #expect(o == AppOptions(defaultsFor: appID))
     }
 
-    @Test func defaultProtocolParameter() throws {
-        let o = try AppOptions.parse(appID: "org.example.Tap-Me", [:], defaultProtocol: .freedesktop)
+    @Test func baseFromADesktopEntry() throws {
+        let o = try AppOptions.parse(appID: "org.example.Tap-Me", [:], base: AppOptions(defaultsFor: "org.example.Tap-Me", appProtocol: .freedesktop))
         #expect(o.appProtocol == .freedesktop)
         #expect(o.objectPath == "/org/example/Tap_Me")
     }
@@ -180,7 +180,8 @@ private let appID = "org.example.TapMe"
     @Test func userActivityActionWithFreedesktop() throws {
         let explicit = try AppOptions.parse(appID: appID, ["user_activity_action": .string("app.go"), "protocol": .string("freedesktop")])
         #expect(explicit.userActivityAction == "app.go")
-        let byDefault = try AppOptions.parse(appID: appID, ["user_activity_action": .string("go")], defaultProtocol: .freedesktop)
+        let byDefault = try AppOptions.parse(
+            appID: appID, ["user_activity_action": .string("go")], base: AppOptions(defaultsFor: appID, appProtocol: .freedesktop))
         #expect(byDefault.userActivityAction == "go")
     }
 

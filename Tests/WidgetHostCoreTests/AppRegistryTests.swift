@@ -10,7 +10,7 @@ private func discovered(_ id: String, schemes: [String] = []) -> DiscoveredApp {
 @Suite struct AppRegistryTests {
     @Test func registerAndUpdate() throws {
         var r = AppRegistry()
-        #expect(try r.register(appID: "org.a.A", owner: ":1.5", options: ["schemes": .strings(["a"])]) == .registered)
+        #expect(try r.register(appID: "org.a.A", owner: ":1.5", options: ["schemes": .strings(["a"])], ownsName: true) == .registered)
         let first = try #require(r.app("org.a.A"))
         #expect(first.registeredBy == ":1.5")
         #expect(first.isRegistered)
@@ -18,8 +18,8 @@ private func discovered(_ id: String, schemes: [String] = []) -> DiscoveredApp {
         #expect(first.options.appProtocol == .widgethost)
         #expect(first.desktopEntry == nil)
 
-        #expect(try r.register(appID: "org.b.B", owner: ":1.6", options: [:]) == .registered)
-        #expect(try r.register(appID: "org.a.A", owner: ":1.5", options: ["schemes": .strings(["b"])]) == .updated)
+        #expect(try r.register(appID: "org.b.B", owner: ":1.6", options: [:], ownsName: true) == .registered)
+        #expect(try r.register(appID: "org.a.A", owner: ":1.5", options: ["schemes": .strings(["b"])], ownsName: true) == .updated)
         let updated = try #require(r.app("org.a.A"))
         #expect(updated.options.schemes == ["b"])
         #expect(updated.registeredSequence == first.registeredSequence)
@@ -28,9 +28,9 @@ private func discovered(_ id: String, schemes: [String] = []) -> DiscoveredApp {
 
     @Test func secondOwnerIsDenied() throws {
         var r = AppRegistry()
-        try r.register(appID: "org.a.A", owner: ":1.5", options: [:])
+        try r.register(appID: "org.a.A", owner: ":1.5", options: [:], ownsName: true)
         expectHostError(.accessDenied, mentioning: ["'org.a.A'", ":1.5", "UnregisterApp", "disconnect"]) {
-            try r.register(appID: "org.a.A", owner: ":1.9", options: [:])
+            try r.register(appID: "org.a.A", owner: ":1.9", options: ["protocol": .string("freedesktop")], ownsName: false)
         }
         #expect(r.app("org.a.A")?.registeredBy == ":1.5")
     }
@@ -38,10 +38,10 @@ private func discovered(_ id: String, schemes: [String] = []) -> DiscoveredApp {
     @Test func invalidRegistrationsChangeNothing() {
         var r = AppRegistry()
         expectHostError(.invalidArgument, mentioning: ["'Nope'"]) {
-            try r.register(appID: "Nope", owner: ":1.5", options: [:])
+            try r.register(appID: "Nope", owner: ":1.5", options: [:], ownsName: true)
         }
         expectHostError(.invalidArgument, mentioning: ["'bogus'"]) {
-            try r.register(appID: "org.a.A", owner: ":1.5", options: ["bogus": .bool(true)])
+            try r.register(appID: "org.a.A", owner: ":1.5", options: ["bogus": .bool(true)], ownsName: true)
         }
         #expect(r.apps == [])
         #expect(r.registrations(of: ":1.5") == [])
@@ -55,14 +55,14 @@ private func discovered(_ id: String, schemes: [String] = []) -> DiscoveredApp {
         expectHostError(.invalidArgument, mentioning: ["'bad'"]) {
             try r.unregister(appID: "bad", caller: ":1.5")
         }
-        try r.register(appID: "org.a.A", owner: ":1.5", options: [:])
+        try r.register(appID: "org.a.A", owner: ":1.5", options: [:], ownsName: true)
         expectHostError(.accessDenied, mentioning: ["'org.a.A'", ":1.5", "only that connection"]) {
             try r.unregister(appID: "org.a.A", caller: ":1.7")
         }
         try r.unregister(appID: "org.a.A", caller: ":1.5")
         #expect(r.app("org.a.A") == nil)
         // Now someone else may register it.
-        #expect(try r.register(appID: "org.a.A", owner: ":1.7", options: [:]) == .registered)
+        #expect(try r.register(appID: "org.a.A", owner: ":1.7", options: [:], ownsName: true) == .registered)
     }
 
     @Test func unregisterOfADiscoveredOnlyAppIsUnknown() {
@@ -76,26 +76,27 @@ private func discovered(_ id: String, schemes: [String] = []) -> DiscoveredApp {
 
     @Test func connectionClosed() throws {
         var r = AppRegistry()
-        try r.register(appID: "org.z.Z", owner: ":1.5", options: [:])
-        try r.register(appID: "org.a.A", owner: ":1.5", options: [:])
-        try r.register(appID: "org.m.M", owner: ":1.6", options: [:])
+        try r.register(appID: "org.z.Z", owner: ":1.5", options: [:], ownsName: true)
+        try r.register(appID: "org.a.A", owner: ":1.5", options: [:], ownsName: true)
+        try r.register(appID: "org.m.M", owner: ":1.6", options: [:], ownsName: true)
         #expect(r.registrations(of: ":1.5") == ["org.a.A", "org.z.Z"])
         #expect(r.connectionClosed(":1.5") == ["org.a.A", "org.z.Z"])
         #expect(r.connectionClosed(":1.5") == [])
         #expect(r.apps.map(\.id) == ["org.m.M"])
-        #expect(try r.register(appID: "org.a.A", owner: ":1.8", options: [:]) == .registered)
+        #expect(try r.register(appID: "org.a.A", owner: ":1.8", options: [:], ownsName: true) == .registered)
     }
 
     @Test func listingMergesDiscovered() throws {
         var r = AppRegistry()
         r.replaceDiscovered(DesktopScan(apps: [discovered("org.b.B", schemes: ["b"]), discovered("org.d.D")], warnings: ["w"]))
         #expect(r.scanWarnings == ["w"])
-        try r.register(appID: "org.b.B", owner: ":1.5", options: ["schemes": .strings(["live"])])
-        try r.register(appID: "org.a.A", owner: ":1.5", options: [:])
+        try r.register(appID: "org.b.B", owner: ":1.5", options: ["schemes": .strings(["live"])], ownsName: true)
+        try r.register(appID: "org.a.A", owner: ":1.5", options: [:], ownsName: true)
         let apps = r.apps
         #expect(apps.map(\.id) == ["org.a.A", "org.b.B", "org.d.D"])
         #expect(apps[1].options.schemes == ["live"])
-        #expect(apps[1].options.appProtocol == .widgethost)
+        // The registration left the protocol out, so it keeps the entry's.
+        #expect(apps[1].options.appProtocol == .freedesktop)
         #expect(apps[1].registeredBy == ":1.5")
         #expect(apps[1].desktopEntry?.path == "/apps/org.b.B.desktop")
         #expect(apps[2].registeredBy == nil)
@@ -114,13 +115,13 @@ private func discovered(_ id: String, schemes: [String] = []) -> DiscoveredApp {
 
     @Test func registrationLimit() throws {
         var r = AppRegistry(maxRegistrationsPerConnection: 2)
-        try r.register(appID: "org.a.A", owner: ":1.5", options: [:])
-        try r.register(appID: "org.b.B", owner: ":1.5", options: [:])
-        #expect(try r.register(appID: "org.b.B", owner: ":1.5", options: [:]) == .updated)
+        try r.register(appID: "org.a.A", owner: ":1.5", options: [:], ownsName: true)
+        try r.register(appID: "org.b.B", owner: ":1.5", options: [:], ownsName: true)
+        #expect(try r.register(appID: "org.b.B", owner: ":1.5", options: [:], ownsName: true) == .updated)
         expectHostError(.limitExceeded, mentioning: [":1.5", "'org.c.C'", "UnregisterApp"]) {
-            try r.register(appID: "org.c.C", owner: ":1.5", options: [:])
+            try r.register(appID: "org.c.C", owner: ":1.5", options: [:], ownsName: true)
         }
-        #expect(try r.register(appID: "org.c.C", owner: ":1.6", options: [:]) == .registered)
+        #expect(try r.register(appID: "org.c.C", owner: ":1.6", options: [:], ownsName: true) == .registered)
     }
 }
 
@@ -128,23 +129,23 @@ private func discovered(_ id: String, schemes: [String] = []) -> DiscoveredApp {
     @Test func earliestLiveRegistrationWins() throws {
         var r = AppRegistry()
         r.replaceDiscovered(DesktopScan(apps: [discovered("org.a.Disc", schemes: ["tap"])]))
-        try r.register(appID: "org.z.Early", owner: ":1.1", options: ["schemes": .strings(["tap"])])
-        try r.register(appID: "org.b.Late", owner: ":1.2", options: ["schemes": .strings(["TAP"])])
+        try r.register(appID: "org.z.Early", owner: ":1.1", options: ["schemes": .strings(["tap"])], ownsName: true)
+        try r.register(appID: "org.b.Late", owner: ":1.2", options: ["schemes": .strings(["TAP"])], ownsName: true)
         #expect(r.route(scheme: "tap", mimeDefaults: ["org.a.Disc"])?.id == "org.z.Early")
         // Re-registering keeps the place in line.
-        try r.register(appID: "org.z.Early", owner: ":1.1", options: ["schemes": .strings(["other", "tap"])])
+        try r.register(appID: "org.z.Early", owner: ":1.1", options: ["schemes": .strings(["other", "tap"])], ownsName: true)
         #expect(r.route(scheme: "Tap", mimeDefaults: [])?.id == "org.z.Early")
         try r.unregister(appID: "org.z.Early", caller: ":1.1")
         #expect(r.route(scheme: "tap", mimeDefaults: [])?.id == "org.b.Late")
         // A new registration comes after the existing one.
-        try r.register(appID: "org.z.Early", owner: ":1.1", options: ["schemes": .strings(["tap"])])
+        try r.register(appID: "org.z.Early", owner: ":1.1", options: ["schemes": .strings(["tap"])], ownsName: true)
         #expect(r.route(scheme: "tap", mimeDefaults: [])?.id == "org.b.Late")
     }
 
     @Test func mimeDefaultThatIsKnown() throws {
         var r = AppRegistry()
         r.replaceDiscovered(DesktopScan(apps: [discovered("org.a.Declares", schemes: ["tap"]), discovered("org.m.Mime")]))
-        try r.register(appID: "org.r.Other", owner: ":1.1", options: ["schemes": .strings(["other"])])
+        try r.register(appID: "org.r.Other", owner: ":1.1", options: ["schemes": .strings(["other"])], ownsName: true)
         // The first known one counts, even when it does not declare the scheme.
         let routed = r.route(scheme: "tap", mimeDefaults: ["org.unknown.App", "org.m.Mime", "org.a.Declares"])
         #expect(routed?.id == "org.m.Mime")
@@ -157,7 +158,7 @@ private func discovered(_ id: String, schemes: [String] = []) -> DiscoveredApp {
         r.replaceDiscovered(DesktopScan(apps: [discovered("org.c.C", schemes: ["tap"]), discovered("org.b.B", schemes: ["tap"]), discovered("org.a.A")]))
         #expect(r.route(scheme: "tap", mimeDefaults: ["org.unknown.X"])?.id == "org.b.B")
         // A live registration overrides the discovered schemes of the same id.
-        try r.register(appID: "org.b.B", owner: ":1.1", options: ["schemes": .strings(["nope"])])
+        try r.register(appID: "org.b.B", owner: ":1.1", options: ["schemes": .strings(["nope"])], ownsName: true)
         #expect(r.route(scheme: "tap", mimeDefaults: [])?.id == "org.c.C")
         #expect(r.route(scheme: "nope", mimeDefaults: [])?.id == "org.b.B")
     }
