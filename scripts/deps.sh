@@ -6,7 +6,8 @@
 #   libglib2.0-bin            gdbus, the other client
 #   python3 python3-gi        a real GApplication as a host app
 #   help2man                  the packages' man pages, made from --help
-WIDGETHOST_DEBS=(libdbus-1-dev pkg-config dbus systemd libglib2.0-bin python3 python3-gi help2man)
+#   bubblewrap                bwrap, to run test callers sandboxed as Flatpak runs apps
+WIDGETHOST_DEBS=(libdbus-1-dev pkg-config dbus systemd libglib2.0-bin python3 python3-gi help2man bubblewrap)
 
 # Installs whichever of the packages are missing (with sudo when not root).
 ensure_packages() {

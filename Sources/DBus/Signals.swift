@@ -80,6 +80,9 @@ public struct Credentials: Sendable, Equatable {
     public var unixUserID: UInt32?
     public var processID: UInt32?
     public var securityLabel: String?
+    /// A pidfd of the process (`ProcessFD`), where the bus offers one; the
+    /// caller owns it and must close it.
+    public var processFD: Int32?
 }
 
 extension Connection {
@@ -192,6 +195,7 @@ extension Connection {
         var credentials = Credentials()
         if case .uint32(let uid)? = dict["UnixUserID"]?.unwrapped { credentials.unixUserID = uid }
         if case .uint32(let pid)? = dict["ProcessID"]?.unwrapped { credentials.processID = pid }
+        if case .unixFD(let fd)? = dict["ProcessFD"]?.unwrapped, fd >= 0 { credentials.processFD = fd }
         if case .array(_, let bytes)? = dict["LinuxSecurityLabel"]?.unwrapped {
             let raw = bytes.compactMap { value -> UInt8? in if case .byte(let b) = value { return b } else { return nil } }
             credentials.securityLabel = String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)

@@ -13,7 +13,8 @@ import WidgetHostWire
 /// ```
 ///
 /// `connect()` serves `org.widgethost.App1` (and `org.widgethost.Provider1`
-/// when a provider is set) on a private connection, registers, and publishes
+/// when a provider is set) on a private connection, takes the app's bus name
+/// (`appID`; it fails if another process owns it), registers, and publishes
 /// the bundle; whenever the host's name gets a new owner — the host restarted
 /// — it registers and publishes again by itself.
 public final class WidgetHostApp: @unchecked Sendable {
@@ -77,6 +78,15 @@ public final class WidgetHostApp: @unchecked Sendable {
             try connection.export(try interfaces(), at: objectPath)
             if lock.withLock({ provider }) != nil { try connection.export([try providerInterface()], at: providerPath) }
             let restarts = try await connection.nameOwnerChanges(for: WidgetHostNames.busName)
+            // Protocol widgethost delivers taps to this connection, so it must own the
+            // app's bus name — the proof that it is the app — as GApplication does.
+            switch try await connection.requestName(appID) {
+            case .primaryOwner, .alreadyOwner: break
+            case .exists, .inQueue:
+                let owner = try? await connection.nameOwner(appID)
+                throw DBusError.failed(
+                    "the bus name \(appID) is owned by another connection\(owner.map { " (\($0))" } ?? ""); is the app already running?")
+            }
             lock.withLock { self.connection = connection }
             try await register(on: connection)
             let task = Task { [weak self] in

@@ -5,9 +5,10 @@ import WidgetHostCore
 struct Delivery: Sendable {
     var appID: String
     var options: AppOptions
-    /// The registering connection; nil for a discovered app, which is then
-    /// reached by its well-known name (so the bus can start it).
-    var registeredBy: String?
+    /// The bus name the call goes to: ``KnownApp/deliveryDestination`` — the
+    /// app's well-known name for `freedesktop` (so the bus starts it when it is
+    /// not running, whoever registered it), the registering connection for `widgethost`.
+    var destination: String
     var outcome: TapOutcome
     var activationToken: String?
     /// `org.widgethost.source`: kind, family, widget_id or activity_id, presentation, surface, via.
@@ -15,7 +16,6 @@ struct Delivery: Sendable {
 
     /// The call to make, or nil when there is nothing to deliver.
     func message() throws -> Message? {
-        let destination = registeredBy ?? appID
         var platformData: [String: DBusValue] = ["org.widgethost.source": .vardict(source)]
         // CONTRACT §4: the token travels with every delivery of a tap that gave one;
         // for a control's action the app is told not to raise itself (App1 docs).

@@ -69,6 +69,12 @@ public actor HostService {
     /// Fires at the timeline engine's next deadline; see `rearmTimelineTimer()`.
     var timelineTimer: (any DispatchSourceTimer)?
     private var ownerWatch: Task<Void, Never>?
+    /// Each connection's identity once looked up (see IdentityService.swift).
+    var identities: [String: Result<CallerIdentity, HostError>] = [:]
+    /// Connections whose identity is being looked up.
+    var lookups: Set<String> = []
+    /// Calls waiting behind an earlier call of the same sender that waits for a lookup.
+    var held: [String: [() -> Void]] = [:]
 
     public nonisolated var unownedExecutor: UnownedSerialExecutor {
         connection.executor.asUnownedSerialExecutor()
@@ -130,8 +136,8 @@ public actor HostService {
             throw DBusEncodingError("dbus/\(HostNames.apps).xml is missing")
         }
         var exported = ExportedInterface(description)
-        exported.method("RegisterApp", isolatedImmediate { service, call in try service.registerApp(call) })
-        exported.method("UnregisterApp", isolatedImmediate { service, call in try service.unregisterApp(call) })
+        exported.method("RegisterApp", isolatedDeferred { service, call, reply in service.registerApp(call, reply) })
+        exported.method("UnregisterApp", appOwned { service, call, identity in try service.unregisterApp(call, identity) })
         exported.method("ListApps", isolatedImmediate { service, _ in [service.listApps()] })
         exported.method("OpenURL", isolatedDeferred { service, call, reply in service.openURL(call, reply) })
         exported.method(
@@ -147,32 +153,62 @@ public actor HostService {
         return exported
     }
 
-    /// A handler that runs synchronously on the connection's thread, isolated to this actor.
+    /// A handler that runs on the connection's thread, isolated to this actor,
+    /// and answers at once — after any earlier call of the same sender still
+    /// waiting for a lookup.
     nonisolated func isolatedImmediate(
         _ body: @escaping @Sendable (isolated HostService, MethodCall) throws -> [DBusValue]
     ) -> MethodHandler {
-        .immediate { [weak self] call in
-            guard let self else { throw DBusError.failed("the host is shutting down") }
-            return try self.assumeIsolated { service in try body(service, call) }
+        isolatedDeferred { service, call, reply in
+            do { reply.succeed(try body(service, call)) } catch { reply.fail(error) }
         }
     }
 
-    func registerApp(_ call: MethodCall) throws -> [DBusValue] {
-        guard case .string(let appID) = call.arguments[0] else { return [] }
+    /// A handler of an app-owned method: runs with the caller's identity
+    /// (looked up on the first such call of a connection, then cached).
+    nonisolated func appOwned(
+        _ body: @escaping @Sendable (isolated HostService, MethodCall, CallerIdentity) throws -> [DBusValue]
+    ) -> MethodHandler {
+        isolatedDeferred { service, call, reply in
+            service.withCaller(call.sender, reply: reply) { identity, _ in try body(service, call, identity) }
+        }
+    }
+
+    /// `RegisterApp`: needs the caller's identity and whether it owns the bus name `app_id`.
+    func registerApp(_ call: MethodCall, _ reply: Reply) {
+        let appID = call.arguments[0].stringValue ?? ""
         let options = OptionValue.dictionary(call.arguments[1])
-        let outcome = try registry.register(appID: appID, owner: call.sender, options: options)
-        if outcome == .registered {
-            logger.info("registered", metadata: ["app": "\(appID)", "owner": "\(call.sender)"])
-            emit("AppRegistered", appID)
-        } else {
-            logger.debug("registration updated", metadata: ["app": "\(appID)", "owner": "\(call.sender)"])
+        do {
+            // Bad input is refused before anything is looked up.
+            _ = try registry.parseOptions(appID: appID, options)
+        } catch {
+            return reply.fail(error)
         }
-        providerMayHaveChanged(appID)
-        return []
+        withCaller(call.sender, nameOwnerOf: appID, reply: reply) { [self] identity, nameOwner in
+            let outcome = try registry.register(
+                appID: appID, owner: call.sender, options: options, identity: identity, ownsName: nameOwner == call.sender)
+            switch outcome {
+            case .registered:
+                logger.info("registered", metadata: ["app": "\(appID)", "owner": "\(call.sender)", "sandbox": "\(identity)"])
+                emit("AppRegistered", appID)
+            case .replaced(let previous):
+                logger.info(
+                    "registration taken over by the owner of the app's bus name",
+                    metadata: ["app": "\(appID)", "owner": "\(call.sender)", "previous": "\(previous)"])
+                emit("AppUnregistered", appID)
+                emit("AppRegistered", appID)
+            case .updated:
+                logger.debug("registration updated", metadata: ["app": "\(appID)", "owner": "\(call.sender)"])
+            }
+            providerMayHaveChanged(appID)
+            return []
+        }
     }
 
-    func unregisterApp(_ call: MethodCall) throws -> [DBusValue] {
+    func unregisterApp(_ call: MethodCall, _ identity: CallerIdentity) throws -> [DBusValue] {
         guard case .string(let appID) = call.arguments[0] else { return [] }
+        try Validate.appID(appID)
+        try identity.check(appID, doing: "unregister")
         try registry.unregister(appID: appID, caller: call.sender)
         logger.info("unregistered", metadata: ["app": "\(appID)", "owner": "\(call.sender)"])
         emit("AppUnregistered", appID)
@@ -186,6 +222,11 @@ public actor HostService {
                 var details = app.options.optionValues().mapValues(\.dbusValue)
                 details["registered"] = .bool(app.isRegistered)
                 details["source"] = .string(app.isRegistered ? "registration" : "desktop-entry")
+                if let owner = app.registeredBy { details["registered_by"] = .string(owner) }
+                if let identity = app.registrant {
+                    details["sandbox"] = .string(identity.kind)
+                    if let id = identity.sandboxedID { details["sandbox_app_id"] = .string(id) }
+                }
                 if let entry = app.desktopEntry {
                     details["desktop_file"] = .string(entry.path)
                     if let name = entry.name { details["name"] = .string(name) }
@@ -221,7 +262,7 @@ public actor HostService {
                             "no known app handles the scheme '\(scheme)'; an app declares it with RegisterApp's 'schemes' or MimeType=x-scheme-handler/\(scheme); in its desktop entry"))
                 }
                 let delivery = Delivery(
-                    appID: app.id, options: app.options, registeredBy: app.registeredBy,
+                    appID: app.id, options: app.options, destination: app.deliveryDestination,
                     outcome: .openURL(url: url, via: "open-url"), activationToken: token, source: ["via": .string("open-url")])
                 let logger = self.logger
                 deliver(delivery) { error in
@@ -238,6 +279,7 @@ public actor HostService {
     }
 
     func connectionClosed(_ owner: String) {
+        forgetCaller(owner)
         for appID in registry.connectionClosed(owner) {
             logger.info("registration ended with its connection", metadata: ["app": "\(appID)", "owner": "\(owner)"])
             emit("AppUnregistered", appID)

@@ -15,7 +15,7 @@ extension HostNames {
 extension HostService {
     func liveActivitiesInterface() throws -> ExportedInterface {
         var exported = ExportedInterface(try description(HostNames.liveActivities))
-        exported.method("StartActivity", isolatedImmediate { service, call in try service.startActivity(call) })
+        exported.method("StartActivity", appOwned { service, call, identity in try service.startActivity(call, identity) })
         exported.property(
             "Order",
             PropertyHandler(get: { [weak self] in
@@ -62,8 +62,10 @@ extension HostService {
                  empty: .int64(0))
         property("DismissalDate", { a, now in a.activityState(at: now) == .ended ? seconds(a.removalDate) : .int64(0) },
                  empty: .int64(0))
-        exported.method("Update", isolatedImmediate { service, call in try service.updateActivity(Self.activityID(call.path), call) })
-        exported.method("End", isolatedImmediate { service, call in try service.endActivity(Self.activityID(call.path), call) })
+        exported.method(
+            "Update", appOwned { service, call, identity in try service.updateActivity(Self.activityID(call.path), call, identity) })
+        exported.method(
+            "End", appOwned { service, call, identity in try service.endActivity(Self.activityID(call.path), call, identity) })
         exported.method(
             "Tap", isolatedDeferred { service, call, reply in service.tapActivity(Self.activityID(call.path), call, reply, deliver: true) })
         exported.method(
@@ -73,11 +75,11 @@ extension HostService {
         return [exported]
     }
 
-    func startActivity(_ call: MethodCall) throws -> [DBusValue] {
+    func startActivity(_ call: MethodCall, _ identity: CallerIdentity) throws -> [DBusValue] {
         activityDeadlinePassed()
         let appID = call.arguments[0].stringValue ?? ""
         try Validate.appID(appID)
-        try requireOwner(appID, call.sender, doing: "start its Live Activities")
+        try requireOwner(appID, call.sender, identity, doing: "start its Live Activities")
         let activity = try activities.start(
             appID: appID, attributesType: call.arguments[1].stringValue ?? "", contentJSON: call.arguments[2].stringValue ?? "",
             options: OptionValue.dictionary(call.arguments[3]), now: now)
@@ -101,9 +103,9 @@ extension HostService {
         return activity
     }
 
-    func updateActivity(_ id: String, _ call: MethodCall) throws -> [DBusValue] {
+    func updateActivity(_ id: String, _ call: MethodCall, _ identity: CallerIdentity) throws -> [DBusValue] {
         let before = try existingActivity(id)
-        try requireOwner(before.appID, call.sender, doing: "update its Live Activities")
+        try requireOwner(before.appID, call.sender, identity, doing: "update its Live Activities")
         let after = try activities.update(
             id: id, contentJSON: call.arguments[0].stringValue ?? "", options: OptionValue.dictionary(call.arguments[1]), now: now)
         try persist([.activity(StoredActivity(after))])
@@ -112,9 +114,9 @@ extension HostService {
         return []
     }
 
-    func endActivity(_ id: String, _ call: MethodCall) throws -> [DBusValue] {
+    func endActivity(_ id: String, _ call: MethodCall, _ identity: CallerIdentity) throws -> [DBusValue] {
         let before = try existingActivity(id)
-        try requireOwner(before.appID, call.sender, doing: "end its Live Activities")
+        try requireOwner(before.appID, call.sender, identity, doing: "end its Live Activities")
         let result = try activities.end(id: id, options: OptionValue.dictionary(call.arguments[0]), now: now)
         try persist([result.isRemoved ? .activityRemoved(id: id) : .activity(StoredActivity(result.activity))])
         logger.info("Live Activity ended", metadata: ["activity": "\(id)", "removed": "\(result.isRemoved)"])

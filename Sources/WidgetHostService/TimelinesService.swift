@@ -19,17 +19,19 @@ extension HostService {
     // MARK: Root methods
 
     func registerTimelineMethods(_ exported: inout ExportedInterface) {
-        exported.method("ReloadTimelines", isolatedImmediate { service, call in try service.reloadTimelines(call, allKinds: false) })
-        exported.method("ReloadAllTimelines", isolatedImmediate { service, call in try service.reloadTimelines(call, allKinds: true) })
+        exported.method(
+            "ReloadTimelines", appOwned { service, call, identity in try service.reloadTimelines(call, identity, allKinds: false) })
+        exported.method(
+            "ReloadAllTimelines", appOwned { service, call, identity in try service.reloadTimelines(call, identity, allKinds: true) })
         exported.method("GetConfigurationOptions", isolatedDeferred { service, call, reply in service.configurationOptions(call, reply) })
         exported.method("CurrentConfigurations", isolatedImmediate { service, call in try service.currentConfigurations(call) })
     }
 
     /// `ReloadTimelines(s app_id, s kind)` and `ReloadAllTimelines(s app_id)`: the app's live registration only; exempt from the budget.
-    func reloadTimelines(_ call: MethodCall, allKinds: Bool) throws -> [DBusValue] {
+    func reloadTimelines(_ call: MethodCall, _ identity: CallerIdentity, allKinds: Bool) throws -> [DBusValue] {
         let appID = call.arguments[0].stringValue ?? ""
         try Validate.appID(appID)
-        try requireOwner(appID, call.sender, doing: "reload its timelines")
+        try requireOwner(appID, call.sender, identity, doing: "reload its timelines")
         var kind: String?
         if !allKinds {
             kind = call.arguments[1].stringValue ?? ""

@@ -11,7 +11,7 @@ extension HostNames {
 extension HostService {
     func widgetsInterface() throws -> ExportedInterface {
         var exported = ExportedInterface(try description(HostNames.widgets))
-        exported.method("RegisterWidgets", isolatedImmediate { service, call in try service.registerWidgets(call) })
+        exported.method("RegisterWidgets", appOwned { service, call, identity in try service.registerWidgets(call, identity) })
         exported.method("AddWidget", isolatedImmediate { service, call in try service.addWidget(call) })
         exported.method("LintContent", isolatedImmediate { service, call in try service.lintContent(call) })
         exported.method("LintAppContent", isolatedImmediate { service, call in try service.lintAppContent(call) })
@@ -24,8 +24,10 @@ extension HostService {
         return description
     }
 
-    /// The caller must hold the app's live registration.
-    func requireOwner(_ appID: String, _ sender: String, doing what: String) throws(HostError) {
+    /// The caller must be allowed to act for the app (a sandbox only for its
+    /// own id) and hold the app's live registration.
+    func requireOwner(_ appID: String, _ sender: String, _ identity: CallerIdentity, doing what: String) throws(HostError) {
+        try identity.check(appID, doing: what)
         guard let app = registry.app(appID) else {
             throw .unknownApp("\(appID) is not a known app; it must RegisterApp before it can \(what)")
         }
@@ -37,10 +39,10 @@ extension HostService {
         }
     }
 
-    func registerWidgets(_ call: MethodCall) throws -> [DBusValue] {
+    func registerWidgets(_ call: MethodCall, _ identity: CallerIdentity) throws -> [DBusValue] {
         let appID = call.arguments[0].stringValue ?? ""
         try Validate.appID(appID)
-        try requireOwner(appID, call.sender, doing: "register its widgets")
+        try requireOwner(appID, call.sender, identity, doing: "register its widgets")
         let json = call.arguments[1].stringValue ?? ""
         let bundle = try WidgetBundle.parse(json)
         let dropped = widgets.registerBundle(appID: appID, bundle)
@@ -112,7 +114,8 @@ extension HostService {
         property("Family", { .string($0.family.rawValue) }, empty: .string(""))
         property("Configuration", { .vardict($0.configuration.mapValues(\.dbusValue)) }, empty: .vardict([:]))
         property("Content", { .string($0.content?.json ?? "") }, empty: .string(""))
-        exported.method("SetContent", isolatedImmediate { service, call in try service.setContent(Self.widgetID(call.path), call) })
+        exported.method(
+            "SetContent", appOwned { service, call, identity in try service.setContent(Self.widgetID(call.path), call, identity) })
         exported.method("Configure", isolatedImmediate { service, call in try service.configure(Self.widgetID(call.path), call) })
         exported.method("Remove", isolatedImmediate { service, call in try service.removeWidget(Self.widgetID(call.path)) })
         exported.method("Reload", isolatedImmediate { service, call in try service.reloadWidget(Self.widgetID(call.path)) })
@@ -125,19 +128,20 @@ extension HostService {
         return [exported]
     }
 
-    /// A deferred handler that starts on the connection's thread, isolated to this actor.
+    /// A deferred handler that starts on the connection's thread, isolated to
+    /// this actor, in the order its sender sent it (see `inOrder`).
     nonisolated func isolatedDeferred(
         _ body: @escaping @Sendable (isolated HostService, MethodCall, Reply) -> Void
     ) -> MethodHandler {
         .deferred { [weak self] call, reply in
             guard let self else { return reply.fail(DBusError.failed("the host is shutting down")) }
-            self.assumeIsolated { service in body(service, call, reply) }
+            self.assumeIsolated { service in service.inOrder(call.sender) { body(service, call, reply) } }
         }
     }
 
-    func setContent(_ id: String, _ call: MethodCall) throws -> [DBusValue] {
+    func setContent(_ id: String, _ call: MethodCall, _ identity: CallerIdentity) throws -> [DBusValue] {
         guard let widget = widgets.widgets[id] else { throw DBusError(name: DBusError.unknownObjectName, message: "No widget \(id)") }
-        try requireOwner(widget.appID, call.sender, doing: "set the content of its widgets")
+        try requireOwner(widget.appID, call.sender, identity, doing: "set the content of its widgets")
         try widgets.setContent(id, call.arguments[0].stringValue ?? "")
         try persist([storedWidget(id)!])
         try? connection.emitPropertiesChanged(path: HostNames.widgetPath(id), interface: HostNames.widget, properties: ["Content"])
@@ -218,7 +222,7 @@ extension HostService {
         var source = source
         if case .openURL(_, let via) = resolution.outcome { source["via"] = .string(via) }
         let delivery = Delivery(
-            appID: app.id, options: app.options, registeredBy: app.registeredBy, outcome: resolution.outcome,
+            appID: app.id, options: app.options, destination: app.deliveryDestination, outcome: resolution.outcome,
             activationToken: token, source: source)
         // The delivery's answer arrives on the connection's thread, which is this actor's executor.
         self.deliver(delivery) { [weak self, details, source] error in

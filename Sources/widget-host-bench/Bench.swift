@@ -223,6 +223,10 @@ struct TapsBench: AsyncParsableCommand {
         func appCall(_ path: String, _ interface: String, _ member: String, _ arguments: [DBusValue]) throws {
             _ = try app.call(Message.methodCall(destination: host1, path: path, interface: interface, member: member, arguments: arguments))
         }
+        // Protocol widgethost is delivered to the registering connection, which must own the app's name.
+        _ = try app.call(Message.methodCall(
+            destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: "RequestName",
+            arguments: [.string("org.example.Bench"), .uint32(4)]))
         try appCall(root, "org.widgethost.Host1.Apps", "RegisterApp", [.string("org.example.Bench"), .vardict(["schemes": .strings(["bench"])])])
         try appCall(root, "org.widgethost.Host1.Widgets", "RegisterWidgets",
                     [.string("org.example.Bench"), .string(#"{"widgets":[{"kind":"K","families":["systemSmall"]}]}"#)])

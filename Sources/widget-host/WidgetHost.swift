@@ -116,7 +116,12 @@ func printTable(_ header: [String], _ rows: [[String]]) {
 
 struct Apps: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "List the apps the host knows: live registrations and DBusActivatable desktop entries.")
+        abstract: "List the apps the host knows: live registrations and DBusActivatable desktop entries.",
+        discussion: """
+            For a live registration, REGISTERED-BY is the registering connection and SANDBOX what the kernel says \
+            its process is: none (unsandboxed), flatpak:<app id> or snap:<name>. A sandboxed caller may act only for \
+            its own app id and ids below it.
+            """)
 
     @OptionGroup var bus: BusOptions
     @Flag(help: "Print JSON for scripts instead of a table.") var json = false
@@ -141,11 +146,17 @@ struct Apps: AsyncParsableCommand {
             let items = details[key]?.unwrapped.arrayElements?.compactMap(\.stringValue) ?? []
             return items.isEmpty ? "-" : items.joined(separator: ",")
         }
+        // A live registration's caller: unsandboxed ("none"), or the Flatpak or Snap it runs in, as the kernel says.
+        func sandbox(_ details: [String: DBusValue]) -> String {
+            guard let kind = details["sandbox"]?.unwrapped.stringValue else { return "-" }
+            return details["sandbox_app_id"]?.unwrapped.stringValue.map { "\(kind):\($0)" } ?? kind
+        }
         printTable(
-            ["APP ID", "PROTOCOL", "SOURCE", "SCHEMES", "SURFACES"],
+            ["APP ID", "PROTOCOL", "SOURCE", "REGISTERED-BY", "SANDBOX", "SCHEMES", "SURFACES"],
             apps.map { id, details in
                 [
                     id, details["protocol"]?.unwrapped.stringValue ?? "?", details["source"]?.unwrapped.stringValue ?? "?",
+                    details["registered_by"]?.unwrapped.stringValue ?? "-", sandbox(details),
                     list("schemes", details), list("surfaces", details),
                 ]
             })

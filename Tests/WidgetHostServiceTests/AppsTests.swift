@@ -16,7 +16,7 @@ struct AppsTests {
         let recorder = SignalRecorder(try await observer.signals(MatchRule(interface: "org.widgethost.Host1.Apps")))
 
         let result = try await fixture.callHost(
-            "org.widgethost.Host1.Apps.RegisterApp", ["org.example.Shortlived", "{'schemes': <['short']>}"])
+            "org.widgethost.Host1.Apps.RegisterApp", ["org.example.Shortlived", "{'protocol': <'freedesktop'>, 'schemes': <['short']>}"])
         #expect(result.succeeded, "\(result.stderr)")
         // gdbus exits after the call, so its registration ends with it.
         let both = await eventually { recorder.events == ["AppRegistered org.example.Shortlived", "AppUnregistered org.example.Shortlived"] }
@@ -33,6 +33,7 @@ struct AppsTests {
         let other = try await fixture.connect()
         defer { other.close() }
         let recorder = SignalRecorder(try await other.signals(MatchRule(interface: "org.widgethost.Host1.Apps")))
+        #expect(try await app.requestName("org.example.Tap-Me") == .primaryOwner)
 
         _ = try await app.host(
             "RegisterApp",
@@ -80,6 +81,7 @@ struct AppsTests {
         try await fixture.startHost()
         let app = try await fixture.connect()
         defer { app.close() }
+        #expect(try await app.requestName("org.example.Owner") == .primaryOwner)
         _ = try await app.host("RegisterApp", [.string("org.example.Owner"), .vardict([:])])
         _ = try await app.host("UnregisterApp", [.string("org.example.Owner")])
         #expect(try await listApps(app)["org.example.Owner"] == nil)
@@ -99,7 +101,9 @@ struct AppsTests {
             (["RegisterApp", "sa{sv}", "org.example.App", "1", "schemes", "s", "tap"], "InvalidArgument", "schemes"),
             (["RegisterApp", "sa{sv}", "org.example.App", "1", "schemes", "as", "1", "no scheme"], "InvalidArgument", "no scheme"),
             (["RegisterApp", "sa{sv}", "org.example.App", "1", "protocol", "s", "http"], "InvalidArgument", "http"),
-            (["RegisterApp", "sa{sv}", "org.example.App", "1", "object_path", "o", "/ok"], nil, ""),
+            (["RegisterApp", "sa{sv}", "org.example.App", "2", "object_path", "o", "/ok", "protocol", "s", "freedesktop"], nil, ""),
+            // busctl's connection does not own org.example.App, and widgethost would deliver taps to it.
+            (["RegisterApp", "sa{sv}", "org.example.App", "0"], "AccessDenied", "request the name first"),
             (["RegisterApp", "sa{sv}", "org.example.App", "1", "object_path", "s", "bad path"], "InvalidArgument", "object_path"),
             (["RegisterApp", "sa{sv}", "org.example.App", "1", "surfaces", "as", "1", "fridge"], "InvalidArgument", "fridge"),
             (["RegisterApp", "sa{sv}", "org.example.App", "1", "user_activity_action", "s", "continue"], "InvalidArgument", "freedesktop"),
@@ -198,7 +202,9 @@ struct AppsTests {
 
         // A live registration takes precedence over the entry, and the entry returns when it ends.
         let live = try await fixture.connect()
-        _ = try await live.host("RegisterApp", [.string("org.example.TapMe"), .vardict(["schemes": .strings(["other"])])])
+        // The GApplication owns org.example.TapMe, so another connection registers it as an extension would: freedesktop.
+        _ = try await live.host(
+            "RegisterApp", [.string("org.example.TapMe"), .vardict(["protocol": .string("freedesktop"), "schemes": .strings(["other"])])])
         #expect(try await listApps(connection)["org.example.TapMe"]?["source"] == .string("registration"))
         #expect(try await listApps(connection)["org.example.TapMe"]?["desktop_file"] == .string(entryPath.path))
         live.close()

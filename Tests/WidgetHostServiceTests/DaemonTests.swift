@@ -133,13 +133,14 @@ struct DaemonTests {
         try await fixture.startHost()
         let app = try await fixture.connect()
         defer { app.close() }
+        #expect(try await app.requestName("org.example.TapMe") == .primaryOwner)
         _ = try await app.host(
             "RegisterApp", [.string("org.example.TapMe"), .vardict(["schemes": .strings(["tap-me-widget"]), "surfaces": .strings(["car"])])])
         let table = try await fixture.cli(["apps"])
         #expect(table.succeeded, "\(table.stderr)")
         let lines = table.stdout.split(separator: "\n").map { $0.split(separator: " ", omittingEmptySubsequences: true).map(String.init) }
-        #expect(lines.first == ["APP", "ID", "PROTOCOL", "SOURCE", "SCHEMES", "SURFACES"])
-        #expect(lines.dropFirst().first == ["org.example.TapMe", "widgethost", "registration", "tap-me-widget", "car"])
+        #expect(lines.first == ["APP", "ID", "PROTOCOL", "SOURCE", "REGISTERED-BY", "SANDBOX", "SCHEMES", "SURFACES"])
+        #expect(lines.dropFirst().first == ["org.example.TapMe", "widgethost", "registration", app.uniqueName!, "none", "tap-me-widget", "car"])
 
         let json = try await fixture.cli(["apps", "--json"])
         let parsed = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [[String: Any]])

@@ -86,7 +86,7 @@ struct ReliabilityTests {
         _ = try await app.startActivity("T", Self.activity)
         await limit("max-activities-per-app") { _ = try await app.startActivity("T", Self.activity) }
         await limit("max-registrations-per-connection") {
-            _ = try await app.connection.host("RegisterApp", [.string("org.example.Second"), .vardict([:])])
+            _ = try await app.connection.host("RegisterApp", [.string("org.example.Second"), .vardict(["protocol": .string("freedesktop")])])
         }
         // The app never answers: two taps wait, the third is refused at once.
         try await app.setContent(widget, #"{"type":"text","widgetURL":"x-app://w"}"#)

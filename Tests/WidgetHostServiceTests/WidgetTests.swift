@@ -40,6 +40,10 @@ final class AppPeer: @unchecked Sendable {
             let path = "/" + appID.replacingOccurrences(of: ".", with: "/").replacingOccurrences(of: "-", with: "_")
             try connection.export([app1], at: path)
         }
+        if `protocol` == "widgethost" {
+            // Taps go to this connection, so it must own the app's name, as the app itself would.
+            #expect(try await connection.requestName(appID) == .primaryOwner)
+        }
         let registration = options.merging(["protocol": .string(`protocol`), "schemes": .strings(schemes)]) { mine, _ in mine }
         _ = try await connection.host("RegisterApp", [.string(appID), .vardict(registration)])
     }

@@ -1,0 +1,109 @@
+import DBus
+import Dispatch
+import WidgetHostCore
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Who is calling (README, "Identity"): each connection's sandbox identity,
+/// read from the kernel once — on its first app-owned call, never on a tap —
+/// and cached until the connection leaves the bus.
+///
+/// A lookup needs the bus (`GetConnectionCredentials`) and the disk (`/proc`),
+/// so it never runs on the connection's thread; while it runs, the caller's
+/// later calls wait behind it (``inOrder(_:_:)``), so one sender's calls still
+/// take effect in the order it sent them. Other senders are not held up.
+extension HostService {
+    /// Runs `body` now, or — while an earlier call of `sender` waits for a
+    /// lookup — after that call and every call of `sender` queued before it.
+    func inOrder(_ sender: String, _ body: @escaping () -> Void) {
+        if held.isEmpty || held[sender] == nil {
+            body()
+        } else {
+            held[sender]!.append(body)
+        }
+    }
+
+    /// Runs `body` with the caller's identity — and, when `name` is given, the
+    /// unique name owning that bus name now — answering `reply` with what it
+    /// returns or throws. At once when the identity is cached and no name is asked for.
+    func withCaller(
+        _ sender: String, nameOwnerOf name: String? = nil, reply: Reply,
+        _ body: @escaping (CallerIdentity, String?) throws -> [DBusValue]
+    ) {
+        if name == nil, let known = identities[sender] {
+            do { reply.succeed(try body(try known.get(), nil)) } catch { reply.fail(error) }
+            return
+        }
+        if held[sender] == nil { held[sender] = [] }
+        Task {
+            do {
+                let identity = try await identity(of: sender)
+                let owner: String? = if let name { try await connection.nameOwner(name) } else { nil }
+                reply.succeed(try body(identity, owner))
+            } catch {
+                reply.fail(error)
+            }
+            releaseHeld(sender)
+        }
+    }
+
+    /// Runs the calls of `sender` that waited, in order, until one of them waits again.
+    private func releaseHeld(_ sender: String) {
+        guard var queue = held.removeValue(forKey: sender) else { return }
+        while !queue.isEmpty {
+            queue.removeFirst()()
+            if held[sender] != nil {
+                held[sender]!.append(contentsOf: queue)
+                return
+            }
+        }
+    }
+
+    /// The identity of `sender`'s process, from the cache or the kernel.
+    private func identity(of sender: String) async throws -> CallerIdentity {
+        if let known = identities[sender] { return try known.get() }
+        lookups.insert(sender)
+        let credentials = try await connection.credentials(of: sender)
+        let result: Result<CallerIdentity, HostError> = await withCheckedContinuation { continuation in
+            DispatchQueue.global(qos: .userInitiated).async {
+                continuation.resume(returning: Self.readIdentity(credentials))
+            }
+        }
+        // Cached only while the connection is still on the bus (see connectionClosed).
+        if lookups.remove(sender) != nil { identities[sender] = result }
+        logger.debug("caller identity", metadata: ["sender": "\(sender)", "identity": "\(result)"])
+        return try result.get()
+    }
+
+    /// Reads a process's sandbox identity. Blocking: runs off the bus thread.
+    ///
+    /// With `ProcessFD` (a pidfd, offered by newer buses) the answer is checked
+    /// against the process itself: a PID alone may be reused by another process
+    /// once the caller exits, between the bus answering and `/proc/<pid>` being
+    /// read, so a caller that exits at the right moment could be mistaken for
+    /// whatever process gets its PID next. If the pidfd's process is still alive
+    /// after the read, the files read were its own. Without one (dbus-daemon
+    /// before 1.15), the PID is all the bus offers, as for xdg-desktop-portal.
+    nonisolated static func readIdentity(_ credentials: Credentials) -> Result<CallerIdentity, HostError> {
+        defer { if let fd = credentials.processFD { Glibc.close(fd) } }
+        // No PID: not a local Unix-socket peer, which no sandbox can be.
+        guard let pid = credentials.processID else { return .success(.unsandboxed) }
+        let result = Result { () throws(HostError) in try CallerIdentity.read(pid: Int32(bitPattern: pid)) }
+        if let fd = credentials.processFD {
+            var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            // A pidfd polls readable once its process has exited.
+            if poll(&entry, 1, 0) != 0 {
+                return .failure(.accessDenied("the caller's process exited while its identity was read; call again from a live process"))
+            }
+        }
+        return result
+    }
+
+    /// Forgets what was known of a connection that left the bus.
+    func forgetCaller(_ sender: String) {
+        identities[sender] = nil
+        lookups.remove(sender)
+    }
+}
