@@ -12,17 +12,19 @@ import Glibc
 ///
 /// A lookup needs the bus (`GetConnectionCredentials`) and the disk (`/proc`),
 /// so it never runs on the connection's thread; while it runs, the caller's
-/// later calls wait behind it (``inOrder(_:_:)``), so one sender's calls still
+/// later calls wait behind it (``mustWait(_:)``), so one sender's calls still
 /// take effect in the order it sent them. Other senders are not held up.
 extension HostService {
-    /// Runs `body` now, or — while an earlier call of `sender` waits for a
-    /// lookup — after that call and every call of `sender` queued before it.
-    func inOrder(_ sender: String, _ body: @escaping () -> Void) {
-        if held.isEmpty || held[sender] == nil {
-            body()
-        } else {
-            held[sender]!.append(body)
-        }
+    /// Whether an earlier call of `sender` waits for a lookup, so that a new
+    /// one must wait behind it (``holdBack(_:_:)``). One check of an empty
+    /// dictionary on the tap path when nobody waits.
+    func mustWait(_ sender: String) -> Bool {
+        !held.isEmpty && held[sender] != nil
+    }
+
+    /// Queues `body` to run after the calls of `sender` that wait already.
+    func holdBack(_ sender: String, _ body: @escaping () -> Void) {
+        held[sender, default: []].append(body)
     }
 
     /// Runs `body` with the caller's identity — and, when `name` is given, the
@@ -65,7 +67,11 @@ extension HostService {
     private func identity(of sender: String) async throws -> CallerIdentity {
         if let known = identities[sender] { return try known.get() }
         lookups.insert(sender)
-        let credentials = try await connection.credentials(of: sender)
+        let credentials: Credentials
+        do { credentials = try await connection.credentials(of: sender) } catch {
+            lookups.remove(sender)
+            throw error
+        }
         let result: Result<CallerIdentity, HostError> = await withCheckedContinuation { continuation in
             DispatchQueue.global(qos: .userInitiated).async {
                 continuation.resume(returning: Self.readIdentity(credentials))

@@ -129,13 +129,19 @@ extension HostService {
     }
 
     /// A deferred handler that starts on the connection's thread, isolated to
-    /// this actor, in the order its sender sent it (see `inOrder`).
+    /// this actor, in the order its sender sent it (see `mustWait`).
     nonisolated func isolatedDeferred(
         _ body: @escaping @Sendable (isolated HostService, MethodCall, Reply) -> Void
     ) -> MethodHandler {
         .deferred { [weak self] call, reply in
             guard let self else { return reply.fail(DBusError.failed("the host is shutting down")) }
-            self.assumeIsolated { service in service.inOrder(call.sender) { body(service, call, reply) } }
+            self.assumeIsolated { service in
+                if service.mustWait(call.sender) {
+                    service.holdBack(call.sender) { body(service, call, reply) }
+                } else {
+                    body(service, call, reply)
+                }
+            }
         }
     }
 
