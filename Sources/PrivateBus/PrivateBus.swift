@@ -55,7 +55,8 @@ public final class PrivateBus: @unchecked Sendable {
         process.standardOutput = output
         // dbus-daemon warns about fd limits it may not raise; show its stderr only when asked.
         process.standardError = ProcessInfo.processInfo.environment["WIDGETHOST_BUS_DEBUG"] == nil ? FileHandle.nullDevice : FileHandle.standardError
-        try process.run()
+        let started = process
+        try Self.withCleanSignalMask { try started.run() }
 
         // The first line of output is the address.
         var line = Data()
@@ -104,6 +105,19 @@ public final class PrivateBus: @unchecked Sendable {
             }
         }
         try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// Runs `body` — which starts a child process — with no signal blocked on
+    /// the calling thread: a child inherits its parent thread's mask, and the
+    /// pool and dispatch threads block SIGTERM, so a dbus-daemon started from
+    /// one would ignore `stop()` and outlive the process that started it.
+    public static func withCleanSignalMask<T>(_ body: () throws -> T) rethrows -> T {
+        var none = sigset_t()
+        var saved = sigset_t()
+        sigemptyset(&none)
+        pthread_sigmask(SIG_SETMASK, &none, &saved)
+        defer { pthread_sigmask(SIG_SETMASK, &saved, nil) }
+        return try body()
     }
 
     /// The full path of an executable on PATH.

@@ -32,7 +32,7 @@ func runCommand(
     process.standardInput = FileHandle.nullDevice
     let status: Int32 = try await withCheckedThrowingContinuation { continuation in
         process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-        do { try process.run() } catch {
+        do { try PrivateBus.withCleanSignalMask { try process.run() } } catch {
             process.terminationHandler = nil
             continuation.resume(throwing: error)
             return
@@ -140,7 +140,7 @@ final class HostFixture: @unchecked Sendable {
         log.seekToEndOfFile()
         process.standardOutput = log
         process.standardError = log
-        try process.run()
+        try PrivateBus.withCleanSignalMask { try process.run() }
         host = process
         try await waitForName("org.widgethost.Host1")
     }
@@ -159,7 +159,7 @@ final class HostFixture: @unchecked Sendable {
         process.environment = environment.merging(extra) { _, new in new }
         process.standardOutput = handle
         process.standardError = handle
-        try process.run()
+        try PrivateBus.withCleanSignalMask { try process.run() }
         return Launched(process: process, output: output)
     }
 
