@@ -64,6 +64,8 @@ public struct AppRegistry: Sendable {
 
     /// The warnings of the last scan given to ``replaceDiscovered(_:)``.
     public private(set) var scanWarnings: [String] = []
+    /// The schemes installed desktop entries declare (``DesktopScan/installedSchemes``).
+    public private(set) var installedSchemes: Set<String> = []
 
     /// An empty registry.
     public init(maxRegistrationsPerConnection: Int = 256) {
@@ -163,6 +165,7 @@ public struct AppRegistry: Sendable {
     public mutating func replaceDiscovered(_ scan: DesktopScan) {
         discovered = Dictionary(scan.apps.map { ($0.entry.id, $0) }, uniquingKeysWith: { first, _ in first })
         scanWarnings = scan.warnings
+        installedSchemes = scan.installedSchemes
         // The entries are the registrations' base: merge again over what they declare now.
         for (id, registration) in registrations {
             if let merged = try? AppOptions.parse(appID: id, registration.given, base: discovered[id]?.options) {
@@ -197,23 +200,29 @@ public struct AppRegistry: Sendable {
         registrations.filter { $0.value.owner == owner }.map(\.key).sorted()
     }
 
-    /// The handler for a bare URL of `scheme` (CONTRACT §2, `OpenURL`):
-    /// 1. the live registration declaring the scheme that was registered earliest;
-    /// 2. else the first of `mimeDefaults` (see ``MimeApps/defaultHandlers(forScheme:dirs:)``)
-    ///    that is a known app, registered or discovered;
-    /// 3. else the known app declaring the scheme whose id sorts first.
+    /// The handler for a bare URL of `scheme` (`OpenURL`). Installed handlers
+    /// outrank runtime claims:
+    /// 1. the first of `mimeDefaults` (the user's `x-scheme-handler/<scheme>`
+    ///    defaults, see ``MimeApps/defaultHandlers(forScheme:dirs:)``) that is a known app;
+    /// 2. else a known app whose desktop entry declares the scheme, by id, a live one first;
+    /// 3. else — only when no installed desktop entry at all declares the scheme —
+    ///    the earliest live registration declaring it.
     ///
-    /// The scheme is compared case-insensitively. `nil` when nothing handles it.
+    /// So a process can never capture `https:`, or any scheme an installed app
+    /// handles, by registering it. The scheme is compared case-insensitively.
+    /// `nil` when nothing handles it.
     public func route(scheme: String, mimeDefaults: [String]) -> KnownApp? {
         let scheme = scheme.lowercased()
-        if let earliest = registrations
-            .filter({ $0.value.options.schemes.contains(scheme) })
-            .min(by: { $0.value.sequence < $1.value.sequence }) {
-            return app(earliest.key)
-        }
         for id in mimeDefaults {
             if let known = app(id) { return known }
         }
-        return apps.first { $0.options.schemes.contains(scheme) }
+        let declaring = discovered.values.filter { $0.options.schemes.contains(scheme) }.map(\.id)
+            .sorted { (registrations[$0] != nil ? 0 : 1, $0) < (registrations[$1] != nil ? 0 : 1, $1) }
+        if let id = declaring.first { return app(id) }
+        guard !installedSchemes.contains(scheme) else { return nil }
+        return registrations
+            .filter { $0.value.options.schemes.contains(scheme) }
+            .min { $0.value.sequence < $1.value.sequence }
+            .flatMap { app($0.key) }
     }
 }

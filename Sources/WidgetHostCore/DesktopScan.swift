@@ -30,6 +30,11 @@ public struct DesktopScan: Sendable, Equatable {
     public var apps: [DiscoveredApp]
     /// One line per skipped or broken entry, naming the file and why.
     public var warnings: [String]
+    /// Every URL scheme some installed, visible application entry declares
+    /// (`MimeType=x-scheme-handler/<scheme>;`), D-Bus-activatable or not,
+    /// lowercased: a scheme an installed app handles is never routed to a
+    /// process that merely registered it (``AppRegistry/route(scheme:mimeDefaults:)``).
+    public var installedSchemes: Set<String> = []
 
     /// The desktop-entry keys that mirror `RegisterApp` options.
     public enum Key {
@@ -71,6 +76,7 @@ public struct DesktopScan: Sendable, Equatable {
             }
         }
         var apps: [DiscoveredApp] = []
+        var installed = Set<String>()
         for id in order {
             guard let path = claimed[id] else { continue }
             guard let data = FileManager.default.contents(atPath: path) else {
@@ -91,9 +97,23 @@ public struct DesktopScan: Sendable, Equatable {
             if let app = app(from: entry, warnings: &warnings) {
                 apps.append(app)
             }
+            if !entry.hidden, (entry.string("Type")?.trimmingWhitespace() ?? "Application") == "Application" {
+                installed.formUnion(schemes(of: entry))
+            }
         }
         apps.sort { $0.entry.id < $1.entry.id }
-        return DesktopScan(apps: apps, warnings: warnings)
+        var scan = DesktopScan(apps: apps, warnings: warnings)
+        scan.installedSchemes = installed
+        return scan
+    }
+
+    /// The valid schemes an entry declares with `MimeType=x-scheme-handler/<scheme>;`, lowercased.
+    static func schemes(of entry: DesktopEntry) -> [String] {
+        let prefix = "x-scheme-handler/"
+        return entry.mimeTypes.compactMap { mimeType in
+            guard mimeType.lowercased().hasPrefix(prefix) else { return nil }
+            return try? Validate.scheme(String(mimeType.dropFirst(prefix.count)))
+        }
     }
 
     /// The app a single desktop entry describes, or `nil` (with a line added to

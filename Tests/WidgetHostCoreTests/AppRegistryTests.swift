@@ -128,10 +128,12 @@ private func discovered(_ id: String, schemes: [String] = []) -> DiscoveredApp {
 @Suite struct RoutingTests {
     @Test func earliestLiveRegistrationWins() throws {
         var r = AppRegistry()
-        r.replaceDiscovered(DesktopScan(apps: [discovered("org.a.Disc", schemes: ["tap"])]))
+        r.replaceDiscovered(DesktopScan(apps: [discovered("org.a.Disc", schemes: ["other"])]))
         try r.register(appID: "org.z.Early", owner: ":1.1", options: ["schemes": .strings(["tap"])], ownsName: true)
         try r.register(appID: "org.b.Late", owner: ":1.2", options: ["schemes": .strings(["TAP"])], ownsName: true)
-        #expect(r.route(scheme: "tap", mimeDefaults: ["org.a.Disc"])?.id == "org.z.Early")
+        #expect(r.route(scheme: "tap", mimeDefaults: [])?.id == "org.z.Early")
+        // The user's default (a known app) outranks every live claim.
+        #expect(r.route(scheme: "tap", mimeDefaults: ["org.a.Disc"])?.id == "org.a.Disc")
         // Re-registering keeps the place in line.
         try r.register(appID: "org.z.Early", owner: ":1.1", options: ["schemes": .strings(["other", "tap"])], ownsName: true)
         #expect(r.route(scheme: "Tap", mimeDefaults: [])?.id == "org.z.Early")
@@ -140,6 +142,29 @@ private func discovered(_ id: String, schemes: [String] = []) -> DiscoveredApp {
         // A new registration comes after the existing one.
         try r.register(appID: "org.z.Early", owner: ":1.1", options: ["schemes": .strings(["tap"])], ownsName: true)
         #expect(r.route(scheme: "tap", mimeDefaults: [])?.id == "org.b.Late")
+        // Installed handlers outrank runtime claims.
+        r.replaceDiscovered(DesktopScan(apps: [discovered("org.a.Disc", schemes: ["tap"])]))
+        #expect(r.route(scheme: "tap", mimeDefaults: [])?.id == "org.a.Disc")
+    }
+
+    @Test func noCaptureOfAnInstalledScheme() throws {
+        var r = AppRegistry()
+        var scan = DesktopScan()
+        scan.installedSchemes = ["https"]   // a browser's entry, not D-Bus-activatable
+        r.replaceDiscovered(scan)
+        try r.register(appID: "org.e.Evil", owner: ":1.1", options: ["schemes": .strings(["https", "evil"])], ownsName: true)
+        #expect(r.route(scheme: "HTTPS", mimeDefaults: []) == nil)
+        #expect(r.route(scheme: "evil", mimeDefaults: [])?.id == "org.e.Evil")
+    }
+
+    @Test func scanRecordsEveryInstalledScheme() throws {
+        let t = try TempTree()
+        try t.write("sys1/share/applications/browser.desktop", "[Desktop Entry]\nType=Application\nName=B\nExec=b %u\nMimeType=x-scheme-handler/HTTPS;text/html;\n")
+        try t.write("sys1/share/applications/gone.desktop", "[Desktop Entry]\nType=Application\nName=G\nHidden=true\nMimeType=x-scheme-handler/gone;\n")
+        try t.write("sys1/share/applications/org.example.Viewer.desktop", activatableEntry(name: "V", extra: "MimeType=x-scheme-handler/tap;"))
+        let scan = DesktopScan.scan(t.xdg())
+        #expect(scan.installedSchemes == ["https", "tap"])
+        #expect(scan.apps.map(\.id) == ["org.example.Viewer"])
     }
 
     @Test func mimeDefaultThatIsKnown() throws {
@@ -157,10 +182,10 @@ private func discovered(_ id: String, schemes: [String] = []) -> DiscoveredApp {
         var r = AppRegistry()
         r.replaceDiscovered(DesktopScan(apps: [discovered("org.c.C", schemes: ["tap"]), discovered("org.b.B", schemes: ["tap"]), discovered("org.a.A")]))
         #expect(r.route(scheme: "tap", mimeDefaults: ["org.unknown.X"])?.id == "org.b.B")
-        // A live registration overrides the discovered schemes of the same id.
-        try r.register(appID: "org.b.B", owner: ":1.1", options: ["schemes": .strings(["nope"])], ownsName: true)
+        // What the entry declares counts, whatever the registration says; a live one goes first.
+        try r.register(appID: "org.c.C", owner: ":1.1", options: ["schemes": .strings(["nope"])], ownsName: true)
         #expect(r.route(scheme: "tap", mimeDefaults: [])?.id == "org.c.C")
-        #expect(r.route(scheme: "nope", mimeDefaults: [])?.id == "org.b.B")
+        #expect(r.route(scheme: "nope", mimeDefaults: [])?.id == "org.c.C")
     }
 
     @Test func noHandler() {

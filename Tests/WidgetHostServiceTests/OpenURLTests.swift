@@ -4,7 +4,7 @@ import Testing
 
 @Suite("Apps.OpenURL", .timeLimit(.minutes(2)))
 struct OpenURLTests {
-    @Test("Routes by scheme: earliest live registration, else the mimeapps.list default, else the first app id")
+    @Test("Routes by scheme: the mimeapps.list default, else the first installed app declaring it, else the earliest live registration")
     func routing() async throws {
         let fixture = try await HostFixture.make()
         defer { fixture.stop() }
@@ -40,16 +40,36 @@ struct OpenURLTests {
         #expect(try await open("shared://two") == "org.example.Beta")
         #expect(opened("org.example.Beta").contains("shared://two"))
 
-        // Live registrations come first, the earliest of them.
-        let gamma = try await AppPeer(fixture, appID: "org.example.Gamma", schemes: ["shared"])
-        let delta = try await AppPeer(fixture, appID: "org.example.Delta", schemes: ["shared"])
+        // Registering a scheme an installed app handles captures nothing.
+        let gamma = try await AppPeer(fixture, appID: "org.example.Gamma", schemes: ["shared", "live-only"])
+        let delta = try await AppPeer(fixture, appID: "org.example.Delta", schemes: ["shared", "live-only"])
         defer { [gamma, delta].forEach { $0.close() } }
-        #expect(try await open("SHARED://three") == "org.example.Gamma")
+        #expect(try await open("SHARED://three") == "org.example.Beta")
+        #expect(gamma.calls.isEmpty && delta.calls.isEmpty)
+        // A scheme no installed entry declares goes to the earliest live registration.
+        #expect(try await open("LIVE-ONLY://three") == "org.example.Gamma")
         #expect(gamma.calls.map(\.member) == ["OpenURL"])
-        #expect(gamma.calls.first?.args.first == .string("SHARED://three"))
+        #expect(gamma.calls.first?.args.first == .string("LIVE-ONLY://three"))
         #expect(delta.calls.isEmpty)
 
         await expectHostError("UnknownApp", mentioning: "nobody") { _ = try await open("nobody://x") }
+
+        // https: a browser's entry (not D-Bus-activatable, so not an app the host
+        // delivers to) declares it, and a process registers it: the process gets nothing.
+        try "[Desktop Entry]\nType=Application\nName=Browser\nExec=browser %u\nMimeType=text/html;x-scheme-handler/https;\n".write(
+            to: fixture.dataDir.appendingPathComponent("applications/browser.desktop"), atomically: true, encoding: .utf8)
+        _ = try await caller.host("Reload")
+        let evil = try await AppPeer(fixture, appID: "org.example.Evil", schemes: ["https"])
+        defer { evil.close() }
+        await expectHostError("UnknownApp", mentioning: "https") { _ = try await open("https://bank.example/login") }
+        #expect(evil.calls.isEmpty)
+        // With an installed, activatable app declaring it, that app gets the URL.
+        try "[Desktop Entry]\nType=Application\nName=Alpha\nDBusActivatable=true\nMimeType=x-scheme-handler/shared;x-scheme-handler/https;\n".write(
+            to: fixture.dataHome.appendingPathComponent("applications/org.example.Alpha.desktop"), atomically: true, encoding: .utf8)
+        _ = try await caller.host("Reload")
+        #expect(try await open("https://bank.example/login") == "org.example.Alpha")
+        #expect(opened("org.example.Alpha").contains("https://bank.example/login"))
+        #expect(evil.calls.isEmpty)
         await expectHostError("InvalidArgument", mentioning: "absolute") { _ = try await open("not a url") }
         await expectHostError("InvalidArgument", mentioning: "colour") { _ = try await open("shared://x", ["colour": .string("red")]) }
     }
