@@ -97,9 +97,7 @@ public struct DesktopScan: Sendable, Equatable {
             if let app = app(from: entry, warnings: &warnings) {
                 apps.append(app)
             }
-            if !entry.hidden, (entry.string("Type")?.trimmingWhitespace() ?? "Application") == "Application" {
-                installed.formUnion(schemes(of: entry))
-            }
+            if isVisibleApplication(entry) { installed.formUnion(schemes(of: entry)) }
         }
         apps.sort { $0.entry.id < $1.entry.id }
         var scan = DesktopScan(apps: apps, warnings: warnings)
@@ -107,20 +105,31 @@ public struct DesktopScan: Sendable, Equatable {
         return scan
     }
 
-    /// The valid schemes an entry declares with `MimeType=x-scheme-handler/<scheme>;`, lowercased.
-    static func schemes(of entry: DesktopEntry) -> [String] {
+    /// The valid schemes an entry declares with `MimeType=x-scheme-handler/<scheme>;`,
+    /// lowercased, without duplicates, in order; `invalid` hears of each bad one.
+    static func schemes(of entry: DesktopEntry, invalid: (String, HostError) -> Void = { _, _ in }) -> [String] {
         let prefix = "x-scheme-handler/"
-        return entry.mimeTypes.compactMap { mimeType in
-            guard mimeType.lowercased().hasPrefix(prefix) else { return nil }
-            return try? Validate.scheme(String(mimeType.dropFirst(prefix.count)))
+        var schemes: [String] = []
+        for mimeType in entry.mimeTypes where mimeType.lowercased().hasPrefix(prefix) {
+            do throws(HostError) {
+                let scheme = try Validate.scheme(String(mimeType.dropFirst(prefix.count)))
+                if !schemes.contains(scheme) { schemes.append(scheme) }
+            } catch {
+                invalid(mimeType, error)
+            }
         }
+        return schemes
+    }
+
+    /// An entry of `Type=Application` (or no `Type`) that is not `Hidden`.
+    static func isVisibleApplication(_ entry: DesktopEntry) -> Bool {
+        !entry.hidden && (entry.string("Type")?.trimmingWhitespace() ?? "Application") == "Application"
     }
 
     /// The app a single desktop entry describes, or `nil` (with a line added to
     /// `warnings` when the entry is D-Bus-activatable but unusable).
     public static func app(from entry: DesktopEntry, warnings: inout [String]) -> DiscoveredApp? {
-        if let type = entry.string("Type")?.trimmingWhitespace(), type != "Application" { return nil }
-        if entry.hidden || !entry.dbusActivatable { return nil }
+        guard isVisibleApplication(entry), entry.dbusActivatable else { return nil }
         let file = entry.path
         do throws(HostError) {
             try Validate.appID(entry.id)
@@ -130,16 +139,8 @@ public struct DesktopScan: Sendable, Equatable {
         }
 
         var options = AppOptions(defaultsFor: entry.id, appProtocol: .freedesktop)
-        for mimeType in entry.mimeTypes {
-            let prefix = "x-scheme-handler/"
-            guard mimeType.lowercased().hasPrefix(prefix) else { continue }
-            let raw = String(mimeType.dropFirst(prefix.count))
-            do throws(HostError) {
-                let scheme = try Validate.scheme(raw)
-                if !options.schemes.contains(scheme) { options.schemes.append(scheme) }
-            } catch {
-                warnings.append("\(file): ignoring MimeType '\(mimeType)': \(error.message)")
-            }
+        options.schemes = schemes(of: entry) { mimeType, error in
+            warnings.append("\(file): ignoring MimeType '\(mimeType)': \(error.message)")
         }
 
         func list(_ key: String) -> [String]? {

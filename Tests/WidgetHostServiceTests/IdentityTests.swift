@@ -1,4 +1,5 @@
 import DBus
+import PrivateBus
 import Foundation
 import Testing
 
@@ -96,7 +97,7 @@ struct IdentityTests {
         let socketPath = try #require(fixture.bus.address.split(separator: ",").first.map { String($0.dropFirst("unix:path=".count)) })
         let socketDir = (socketPath as NSString).deletingLastPathComponent
         let planText = String(decoding: try JSONSerialization.data(withJSONObject: plan), as: UTF8.self)
-        let bwrap = try #require(PrivateBusWhich.bwrap, "bwrap (Debian's bubblewrap) is needed")
+        let bwrap = try #require(PrivateBus.which("bwrap"), "bwrap (Debian's bubblewrap) is needed")
         let caller = try fixture.launch(bwrap, [
             "--die-with-parent", "--unshare-pid", "--tmpfs", "/", "--ro-bind", "/usr", "/usr", "--ro-bind", "/etc", "/etc",
             "--symlink", "usr/bin", "/bin", "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64",
@@ -301,8 +302,4 @@ struct IdentityTests {
         #expect(outcome == "open-url")
         #expect(app.calls.map(\.member) == ["OpenURL"])
     }
-}
-
-enum PrivateBusWhich {
-    static let bwrap: String? = ["/usr/bin/bwrap", "/bin/bwrap"].first { FileManager.default.isExecutableFile(atPath: $0) }
 }
