@@ -202,7 +202,7 @@ struct TapsBench: AsyncParsableCommand {
             "--address", bus.address, "--log-level", "warning", "--state-dir", stateDirectory, "--max-widgets-per-app", "1000000",
         ]
         host.environment = bus.environment()
-        try host.run()
+        try PrivateBus.withCleanSignalMask { try host.run() }
         defer {
             // Normally already done below, once the host has written its state and exited.
             if host.isRunning { host.terminate() }

@@ -83,7 +83,7 @@ func runCommand(
     process.terminationHandler = { completion.set(status: $0.terminationStatus) }
     return try await withCheckedThrowingContinuation { (outer: CheckedContinuation<CommandResult, any Error>) in
         do {
-            try process.run()
+            try PrivateBus.withCleanSignalMask { try process.run() }
         } catch {
             outer.resume(throwing: error)
             return
@@ -129,17 +129,14 @@ func receivedErrorName(_ result: CommandResult) -> String? {
 
 /// Runs blocking work (starting or stopping a dbus-daemon) off the cooperative pool.
 ///
-/// The thread unblocks every signal first: pool and dispatch threads block
+/// The thread unblocks every signal (`PrivateBus.withCleanSignalMask`): pool and dispatch threads block
 /// SIGTERM, a child inherits its parent thread's mask, and a dbus-daemon
 /// started with SIGTERM blocked ignores `PrivateBus.stop()` until it falls
 /// back to SIGKILL five seconds later.
 func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
     try await withCheckedThrowingContinuation { continuation in
         Thread.detachNewThread {
-            var none = sigset_t()
-            sigemptyset(&none)
-            pthread_sigmask(SIG_SETMASK, &none, nil)
-            continuation.resume(with: Result { try body() })
+            continuation.resume(with: Result { try PrivateBus.withCleanSignalMask(body) })
         }
     }
 }

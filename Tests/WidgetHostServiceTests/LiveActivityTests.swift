@@ -1,5 +1,6 @@
 import DBus
 import Foundation
+import PrivateBus
 import Testing
 
 extension Connection {
@@ -245,7 +246,7 @@ struct LiveActivityTests {
         monitor.arguments = ["monitor"]
         monitor.environment = fixture.environment
         monitor.standardOutput = try FileHandle(forWritingTo: monitorOutput)
-        try monitor.run()
+        try PrivateBus.withCleanSignalMask { try monitor.run() }
         defer { monitor.terminate() }
         try await Task.sleep(for: .milliseconds(300))
 

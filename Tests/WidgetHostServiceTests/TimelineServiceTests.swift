@@ -12,7 +12,9 @@ struct TimelineServiceTests {
 
     @Test("Entries appear at their dates with PropertiesChanged, and the provider got the widget's kind, family and configuration")
     func entriesAppearAtTheirDates() async throws {
-        let run = try await RangersRun.start(environment: { _ in ["EMOJI_RANGERS_STEP": "0.4", "EMOJI_RANGERS_START_HEALTH": "40"] })
+        // Entries a second apart: a loaded machine may take a few hundred milliseconds to
+        // hand over the provider's reply, and an entry whose date passed meanwhile is skipped.
+        let run = try await RangersRun.start(environment: { _ in ["EMOJI_RANGERS_STEP": "1", "EMOJI_RANGERS_START_HEALTH": "40"] })
         defer { run.stop() }
         let (fixture, renderer, record) = (run.fixture, run.renderer, run.record)
 
