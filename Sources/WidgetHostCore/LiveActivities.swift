@@ -447,6 +447,7 @@ public struct LiveActivityStore: Sendable {
     /// and the limit).
     public func checkPayload(attributes: [String: OptionValue], state: [String: OptionValue]) throws(HostError) {
         for (label, dictionary) in [("attributes", attributes), ("state", state)] {
+            try Validate.finite(dictionary, label)
             for key in dictionary.keys.sorted() {
                 if let part = dictionary[key]!.unmarshallablePart(as: "v") {
                     throw .invalidArgument(

@@ -37,6 +37,27 @@ public indirect enum OptionValue: Sendable, Equatable {
         }
     }
 
+    /// Where the value holds a double that is NaN or infinite — `""` for the
+    /// value itself, else a path such as `.speed` or `[2]` — or nil when it holds
+    /// none. JSON, the state directory's format and every renderer's parser have
+    /// no such numbers, so the host takes none (see ``Validate/finite(_:_:)``).
+    public var nonFinitePath: String? {
+        switch self {
+        case .double(let d): return d.isFinite ? nil : ""
+        case .array(_, let items):
+            for (index, item) in items.enumerated() {
+                if let inner = item.nonFinitePath { return "[\(index)]" + inner }
+            }
+            return nil
+        case .dict(let entries):
+            for key in entries.keys.sorted() {
+                if let inner = entries[key]!.nonFinitePath { return "." + Validate.prefix(key, 32) + inner }
+            }
+            return nil
+        default: return nil
+        }
+    }
+
     /// An `as` value holding `strings`.
     public static func strings(_ strings: [String]) -> OptionValue {
         .array(elementSignature: "s", strings.map { .string($0) })

@@ -117,6 +117,16 @@ public enum Validate {
 
     // MARK: - Character classes
 
+    /// `InvalidArgument` when a value of `values` holds a NaN or infinite double,
+    /// naming where (`what` names the dictionary, e.g. "configuration").
+    public static func finite(_ values: [String: OptionValue], _ what: String) throws(HostError) {
+        for key in values.keys.sorted() {
+            guard let path = values[key]!.nonFinitePath else { continue }
+            throw .invalidArgument(
+                "\(what) value '\(prefix(key, 32))\(path)' is not a finite number (NaN and infinities cannot be stored or sent to renderers); send a finite double, or leave the value out")
+        }
+    }
+
     /// At most the first 64 characters of a value for an error message, with
     /// "…" when cut: a hostile value is never echoed back whole.
     public static func prefix(_ s: String, _ count: Int = 64) -> String {

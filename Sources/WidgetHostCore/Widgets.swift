@@ -141,14 +141,24 @@ public struct WidgetStore: Sendable {
 
     public init() {}
 
+    // Each change comes as a check that changes nothing and a step that cannot
+    // fail, so that the service can store a change between the two and leave
+    // the model as it was when the disk refuses it.
+
     /// Replaces an app's bundle; returns the ids of placed widgets whose kind it dropped (removed).
+    @discardableResult
     public mutating func registerBundle(appID: String, _ bundle: WidgetBundle) -> [String] {
+        let dropped = dropped(byBundle: bundle, of: appID)
         bundles[appID] = bundle
-        let dropped = widgets.values.filter { widget in
-            widget.appID == appID && !(bundle.kind(widget.kind)?.families.contains(widget.family) ?? false)
-        }.map(\.id).sorted()
         for id in dropped { remove(id) }
         return dropped
+    }
+
+    /// The ids of placed widgets that `bundle` would drop: kinds or families it no longer has.
+    public func dropped(byBundle bundle: WidgetBundle, of appID: String) -> [String] {
+        widgets.values.filter { widget in
+            widget.appID == appID && !(bundle.kind(widget.kind)?.families.contains(widget.family) ?? false)
+        }.map(\.id).sorted()
     }
 
     /// Sets a bundle as is (restoring; no widget is dropped).
@@ -160,7 +170,17 @@ public struct WidgetStore: Sendable {
     /// The number the next widget placed will get.
     public var nextWidgetNumber: UInt64 { nextNumber }
 
+    /// Places a widget: ``placement(appID:kind:family:configuration:)`` then ``insert(_:)``.
     public mutating func add(appID: String, kind: String, family: String, configuration: [String: OptionValue]) throws(HostError)
+        -> PlacedWidget
+    {
+        let widget = try placement(appID: appID, kind: kind, family: family, configuration: configuration)
+        insert(widget)
+        return widget
+    }
+
+    /// The widget `add` would place, checked, under the next id; changes nothing.
+    public func placement(appID: String, kind: String, family: String, configuration: [String: OptionValue]) throws(HostError)
         -> PlacedWidget
     {
         guard let bundle = bundles[appID] else {
@@ -182,16 +202,20 @@ public struct WidgetStore: Sendable {
             throw .limitExceeded(
                 "\(appID) already has \(placed) placed widgets, the most allowed (the limit max-widgets-per-app is \(maxPerApp)); remove some before placing another")
         }
-        let widget = PlacedWidget(
+        return PlacedWidget(
             id: "w\(nextNumber)", appID: appID, kind: kind, family: parsedFamily, configuration: configuration, content: nil)
-        nextNumber += 1
-        widgets[widget.id] = widget
-        countsByApp[appID, default: 0] += 1
-        return widget
     }
 
-    /// Checks that every key of `configuration` is a parameter of `kind`.
+    /// Places a widget that ``placement(appID:kind:family:configuration:)`` made.
+    public mutating func insert(_ widget: PlacedWidget) {
+        nextNumber = max(nextNumber, DurableState.number(widget.id, prefix: "w") + 1)
+        if widgets.updateValue(widget, forKey: widget.id) == nil { countsByApp[widget.appID, default: 0] += 1 }
+    }
+
+    /// Checks that every key of `configuration` is a parameter of `kind`, and
+    /// that every number in it is finite.
     public static func check(_ configuration: [String: OptionValue], _ kind: WidgetKind) throws(HostError) {
+        try Validate.finite(configuration, "configuration")
         for key in configuration.keys.sorted() where !kind.parameters.contains(where: { $0.name == key }) {
             let known = kind.parameters.map(\.name)
             throw .invalidArgument(
@@ -202,11 +226,16 @@ public struct WidgetStore: Sendable {
 
     public mutating func setContent(_ id: String, _ json: String) throws(HostError) {
         guard widgets[id] != nil else { throw .invalidArgument("no widget \(id)") }
-        widgets[id]!.content = json.isEmpty ? nil : try ViewTree.parse(json, limits: limits)
+        widgets[id]!.content = try content(json)
     }
 
-    /// Shows a view tree already parsed (a timeline entry that came due).
-    public mutating func setContent(_ id: String, tree: ViewTree) {
+    /// The view tree `json` gives a widget (nil for `""`), checked against the limits; changes nothing.
+    public func content(_ json: String) throws(HostError) -> ViewTree? {
+        json.isEmpty ? nil : try ViewTree.parse(json, limits: limits)
+    }
+
+    /// Shows a view tree already parsed (a timeline entry that came due), or none.
+    public mutating func setContent(_ id: String, tree: ViewTree?) {
         widgets[id]?.content = tree
     }
 
@@ -221,11 +250,16 @@ public struct WidgetStore: Sendable {
     }
 
     public mutating func configure(_ id: String, _ configuration: [String: OptionValue]) throws(HostError) {
+        try checkConfiguration(id, configuration)
+        widgets[id]!.configuration = configuration
+    }
+
+    /// Checks a new configuration for widget `id`; changes nothing.
+    public func checkConfiguration(_ id: String, _ configuration: [String: OptionValue]) throws(HostError) {
         guard let widget = widgets[id], let kind = bundles[widget.appID]?.kind(widget.kind) else {
             throw .invalidArgument("no widget \(id)")
         }
         try Self.check(configuration, kind)
-        widgets[id]!.configuration = configuration
     }
 
     public mutating func remove(_ id: String) {

@@ -1,0 +1,65 @@
+import DBus
+import Foundation
+import Testing
+
+/// NaN and infinities from any connection, on every method that takes a{sv}.
+@Suite("Non-finite numbers", .timeLimit(.minutes(2)))
+struct NonFiniteTests {
+    @Test("NaN and infinities are InvalidArgument on every method that takes a{sv}, from any connection; the host stays up")
+    func everyPath() async throws {
+        let fixture = try await HostFixture.make()
+        defer { fixture.stop() }
+        try await fixture.startHost()
+        let app = try await DurabilityTests.registeredApp(fixture)
+        defer { app.close() }
+        let renderer = try await fixture.connect()
+        defer { renderer.close() }
+        let widget = try await renderer.addWidget(DurabilityTests.app, "Hero", "systemSmall")
+        let activity = try await app.startActivity("T", DurabilityTests.activityContent)
+        let nan = DBusValue.double(.nan)
+        let inf = DBusValue.double(.infinity)
+        func widgetCall(_ member: String, _ args: [DBusValue], on path: String, _ interface: String) -> (Connection) async throws -> Void {
+            { connection in _ = try await connection.call(destination: "org.widgethost.Host1", path: path, interface: interface, member: member, args) }
+        }
+        let calls: [(String, Connection, (Connection) async throws -> Void)] = [
+            ("AddWidget", renderer, { _ = try await $0.addWidget(DurabilityTests.app, "Hero", "systemSmall", ["n": nan]) }),
+            ("AddWidget nested", renderer, { _ = try await $0.addWidget(DurabilityTests.app, "Hero", "systemSmall", ["n": .vardict(["a": .array(element: "d", [.double(1), .double(-.infinity)])])]) }),
+            ("Configure", renderer, { try await $0.configure(widget, ["n": inf]) }),
+            ("StartActivity state", app.connection, { _ = try await $0.host("StartActivity", [.string(DurabilityTests.app), .string("T"), .string(DurabilityTests.activityContent), .vardict(["state": .vardict(["speed": nan])])], interface: "org.widgethost.Host1.LiveActivities") }),
+            ("StartActivity attributes", app.connection, { _ = try await $0.host("StartActivity", [.string(DurabilityTests.app), .string("T"), .string(DurabilityTests.activityContent), .vardict(["attributes": .vardict(["x": inf])])], interface: "org.widgethost.Host1.LiveActivities") }),
+            ("StartActivity relevance", app.connection, { _ = try await $0.host("StartActivity", [.string(DurabilityTests.app), .string("T"), .string(DurabilityTests.activityContent), .vardict(["relevance": nan])], interface: "org.widgethost.Host1.LiveActivities") }),
+            ("Update", app.connection, widgetCall("Update", [.string(""), .vardict(["state": .vardict(["x": nan])])], on: activity, "org.widgethost.Host1.LiveActivity")),
+            ("End", app.connection, widgetCall("End", [.vardict(["state": .vardict(["x": inf])])], on: activity, "org.widgethost.Host1.LiveActivity")),
+            ("RegisterApp", renderer, { _ = try await $0.host("RegisterApp", [.string("org.example.Other"), .vardict(["protocol": nan])]) }),
+            ("OpenURL", renderer, { _ = try await $0.host("OpenURL", [.string("x-durable://a"), .vardict(["activation_token": nan])]) }),
+            ("Tap", renderer, { _ = try await $0.tap(widget, "", ["surface": nan]) }),
+            ("Resolve", renderer, { _ = try await $0.tap(widget, "", ["surface": inf], method: "Resolve") }),
+            ("Activity Tap", renderer, widgetCall("Tap", [.string("minimal"), .string(""), .vardict(["surface": nan])], on: activity, "org.widgethost.Host1.LiveActivity")),
+            ("GetConfigurationOptions", renderer, { _ = try await $0.host("GetConfigurationOptions", [.string(DurabilityTests.app), .string("Hero"), .string("n"), .vardict(["n": nan])], interface: "org.widgethost.Host1.Widgets") }),
+        ]
+        for (name, connection, call) in calls {
+            do {
+                try await call(connection)
+                Issue.record("\(name) took a non-finite number")
+            } catch let error as DBusError {
+                #expect(error.name.hasPrefix("org.widgethost.Host1.Error."), "\(name): \(error)")
+            }
+        }
+        #expect(fixture.hostProcess?.isRunning == true)
+        let objects = try await renderer.managedObjects()
+        #expect(objects.count == 2, "no widget or activity was added: \(objects.keys)")
+        #expect(objects[widget]?["Configuration"] == .vardict([:]))
+        // The message says where the number is.
+        await expectHostError("InvalidArgument", mentioning: "'n.a[1]' is not a finite number") {
+            _ = try await renderer.addWidget(DurabilityTests.app, "Hero", "systemSmall", ["n": .vardict(["a": .array(element: "d", [.double(1), .double(-.infinity)])])])
+        }
+        await expectHostError("InvalidArgument", mentioning: "state value 'speed' is not a finite number") {
+            _ = try await app.startActivity("T", DurabilityTests.activityContent, ["state": .vardict(["speed": nan])])
+        }
+        // The host answers and stores as before.
+        try await app.setContent(widget, #"{"type":"text"}"#)
+        await fixture.stopHost(signal: SIGKILL)
+        try await fixture.startHost()
+        #expect(try await renderer.content(widget) == #"{"type":"text"}"#)
+    }
+}
