@@ -127,7 +127,7 @@ let package = Package(
         ),
         .testTarget(
             name: "WidgetHostCoreTests",
-            dependencies: ["WidgetHostCore"],
+            dependencies: ["WidgetHostCore", "PrivateBus"],
             swiftSettings: strict
         ),
         .testTarget(

@@ -74,12 +74,12 @@ public enum CallerIdentity: Sendable, Equatable {
 
     /// The contents of `<root>/.flatpak-info`, or nil when the process is not in a Flatpak.
     static func flatpakInfo(root: String) throws(HostError) -> String? {
-        let rootFD = retrying { Glibc.open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK) }
+        let rootFD = retryingOnEINTR { Glibc.open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK) }
         // A process that is gone, or whose root this user may not open, is refused:
         // not being able to look is no proof of not being sandboxed.
         if rootFD < 0 { throw unreadable(root, errno) }
         defer { Glibc.close(rootFD) }
-        let infoFD = retrying { openat(rootFD, ".flatpak-info", O_RDONLY | O_CLOEXEC | O_NOCTTY) }
+        let infoFD = retryingOnEINTR { openat(rootFD, ".flatpak-info", O_RDONLY | O_CLOEXEC | O_NOCTTY) }
         if infoFD < 0 {
             if errno == ENOENT { return nil }
             throw unreadable("\(root)/.flatpak-info", errno)
@@ -155,15 +155,9 @@ public enum CallerIdentity: Sendable, Equatable {
         .accessDenied("cannot read \(path) (\(String(cString: strerror(code)))) to tell whether the caller is sandboxed; a caller whose identity cannot be read is refused")
     }
 
-    private static func retrying(_ body: () -> Int32) -> Int32 {
-        while true {
-            let result = body()
-            if result >= 0 || errno != EINTR { return result }
-        }
-    }
 
     private static func readFile(_ path: String) -> String? {
-        let fd = retrying { Glibc.open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY) }
+        let fd = retryingOnEINTR { Glibc.open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY) }
         guard fd >= 0 else { return nil }
         defer { Glibc.close(fd) }
         return readAll(fd, limit: 1 << 20)

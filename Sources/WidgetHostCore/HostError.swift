@@ -16,6 +16,7 @@ public struct HostError: Error, Sendable, Equatable, CustomStringConvertible {
         case activationFailed = "ActivationFailed"
         case limitExceeded = "LimitExceeded"
         case inconsistentLinks = "InconsistentLinks"
+        case storageFailed = "StorageFailed"
     }
 
     /// The prefix of every WidgetHost D-Bus error name.
@@ -58,4 +59,6 @@ public struct HostError: Error, Sendable, Equatable, CustomStringConvertible {
     public static func limitExceeded(_ m: String) -> HostError { HostError(.limitExceeded, m) }
     /// An `InconsistentLinks` error.
     public static func inconsistentLinks(_ m: String) -> HostError { HostError(.inconsistentLinks, m) }
+    /// A `StorageFailed` error.
+    public static func storageFailed(_ m: String) -> HostError { HostError(.storageFailed, m) }
 }

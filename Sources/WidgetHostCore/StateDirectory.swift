@@ -30,6 +30,13 @@ import Glibc
 /// what came before the damage. Then the state is compacted into a fresh
 /// snapshot and an empty journal.
 ///
+/// A full, read-only or failing disk never loses or invents a record: a write
+/// that fails throws and leaves the files as they were — a partly written line
+/// is cut back off before anything else is written — and nothing needs the
+/// space it frees to go on. Opening a directory that cannot be written (full,
+/// read-only) still reads it; the snapshot it cannot write is left for later
+/// (``needsSnapshot``), and the journal is opened when a write first needs it.
+///
 /// Not thread-safe: one owner (the host's actor) uses it.
 public final class StateDirectory {
     public let path: String
@@ -41,8 +48,16 @@ public final class StateDirectory {
     private var journal: Int32 = -1
     /// `lock`, held (flock) while this value lives: one host per directory.
     private var lock: Int32 = -1
+    /// The bytes of whole records in the journal: where the next one goes.
     private var journalBytes = 0
+    /// The journal file may hold more than `journalBytes` (an append that
+    /// failed part way): it is cut back before anything else is written.
+    private var journalTorn = false
     private var snapshotBytes = 0
+    /// The files do not hold the whole state — a damaged journal was kept aside,
+    /// or a change was never written — so the next write must be a snapshot
+    /// (``compact(_:)``) rather than an append.
+    public private(set) var needsSnapshot = false
 
     static let snapshotName = "state.json"
     static let journalName = "journal"
@@ -62,12 +77,22 @@ public final class StateDirectory {
         path = directory
         state = DurableState()
         // The user's widgets and activities: readable by the user alone.
-        try FileManager.default.createDirectory(
-            atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        do {
+            try FileManager.default.createDirectory(
+                atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        } catch {
+            notes.append("cannot create \(directory) (\(error)); starting empty, and writes fail until it can be created")
+        }
         try takeLock()
         readSnapshot()
         replayJournal()
-        try compact(state)
+        do {
+            try compact(state)
+        } catch {
+            // A full or read-only disk: serve what was read; the journal takes
+            // writes once it can, and the snapshot is written later.
+            notes.append("cannot write a snapshot to \(directory) (\(error)); serving what it holds and writing when it can")
+        }
     }
 
     deinit {
@@ -77,43 +102,98 @@ public final class StateDirectory {
 
     /// Two hosts writing one directory would lose each other's records: the
     /// second one is refused, naming the first.
+    /// A directory this host cannot write (read-only) is still locked through a
+    /// read-only descriptor when the lock file exists; without one, no other
+    /// host can write there either.
     private func takeLock() throws {
         let name = file("lock")
         lock = Glibc.open(name, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard lock >= 0 else { throw StateDirectoryError.system("open \(name)", errno) }
+        if lock < 0 { lock = Glibc.open(name, O_RDONLY | O_CLOEXEC) }
+        guard lock >= 0 else {
+            notes.append("cannot open \(name) (\(String(cString: strerror(errno)))); going on unlocked")
+            return
+        }
         guard flock(lock, LOCK_EX | LOCK_NB) == 0 else {
             let holder = (try? String(contentsOfFile: name, encoding: .utf8))?.split(separator: "\n").first.map(String.init) ?? "?"
             close(lock)
             lock = -1
             throw StateDirectoryError.inUse(path, holder: holder)
         }
-        _ = ftruncate(lock, 0)
-        try writeAll(lock, Array("\(getpid())\n".utf8), what: name)
+        // Who holds it, for the message another host gives; best effort.
+        if ftruncate(lock, 0) == 0 { try? writeAll(lock, Array("\(getpid())\n".utf8), what: name) }
     }
 
     // MARK: Writing
 
-    /// Appends a record and waits until it is on disk.
-    public func append(_ record: StateRecord) throws {
-        let json = String(decoding: try JSONEncoder().encode(record), as: UTF8.self)
-        let line = Self.checksum(json) + " " + json + "\n"
-        try writeAll(journal, Array(line.utf8), what: Self.journalName)
-        guard fdatasync(journal) == 0 else { throw StateDirectoryError.system("fdatasync \(Self.journalName)", errno) }
-        journalBytes += line.utf8.count
-    }
-
-    /// Appends several records with one sync.
+    /// Appends records with one sync and returns once they are on disk.
+    ///
+    /// - Throws: ``StateDirectoryError/encoding(_:)`` when a record cannot be
+    ///   written as JSON (nothing is written); ``StateDirectoryError/system(_:_:)``
+    ///   when the disk refuses. Either way the journal holds what it held: a
+    ///   line written in part is cut off now, or before the next write.
     public func append(_ records: [StateRecord]) throws {
-        guard records.count > 1 else { return try records.first.map(append) ?? () }
+        guard !records.isEmpty else { return }
+        guard !needsSnapshot else { throw StateDirectoryError.behind }
         var text = ""
         for record in records {
-            let json = String(decoding: try JSONEncoder().encode(record), as: UTF8.self)
+            let json: String
+            do { json = String(decoding: try JSONEncoder().encode(record), as: UTF8.self) } catch {
+                throw StateDirectoryError.encoding("\(error)")
+            }
             text += Self.checksum(json) + " " + json + "\n"
         }
-        try writeAll(journal, Array(text.utf8), what: Self.journalName)
-        guard fdatasync(journal) == 0 else { throw StateDirectoryError.system("fdatasync \(Self.journalName)", errno) }
+        try openJournal()
+        do {
+            try writeAll(journal, Array(text.utf8), what: Self.journalName)
+            guard fdatasync(journal) == 0 else { throw StateDirectoryError.system("fdatasync \(Self.journalName)", errno) }
+        } catch {
+            journalTorn = true
+            try? cutBack()
+            throw error
+        }
         journalBytes += text.utf8.count
     }
+
+    /// Appends one record; see ``append(_:)-([StateRecord])``.
+    public func append(_ record: StateRecord) throws { try append([record]) }
+
+    /// Opens the journal for appending if it is not open (a start on a
+    /// read-only disk), and cuts off what a failed append left.
+    private func openJournal() throws {
+        if journal < 0 {
+            let fd = Glibc.open(file(Self.journalName), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+            guard fd >= 0 else { throw StateDirectoryError.system("open \(Self.journalName)", errno) }
+            var st = stat()
+            guard fstat(fd, &st) == 0 else {
+                let code = errno
+                close(fd)
+                throw StateDirectoryError.system("fstat \(Self.journalName)", code)
+            }
+            journal = fd
+            if Int(st.st_size) < journalBytes {
+                // Shorter than what was read from it: changed under this host. Never extend
+                // it with zeros; write the whole state as a snapshot next instead.
+                needsSnapshot = true
+                throw StateDirectoryError.system("the journal changed while the host was running; a snapshot is written instead", EIO)
+            }
+            journalTorn = journalTorn || Int(st.st_size) > journalBytes
+        }
+        if journalTorn { try cutBack() }
+    }
+
+    /// Cuts the journal back to its whole records. Shrinking a file needs no
+    /// free space, so this works on a full disk.
+    private func cutBack() throws {
+        guard retryingOnEINTR({ ftruncate(journal, off_t(journalBytes)) }) == 0 else {
+            throw StateDirectoryError.system("ftruncate \(Self.journalName)", errno)
+        }
+        guard fdatasync(journal) == 0 else { throw StateDirectoryError.system("fdatasync \(Self.journalName)", errno) }
+        journalTorn = false
+    }
+
+    /// The files no longer hold the whole state (a change the host keeps was not
+    /// written): the next write is a snapshot.
+    public func markBehind() { needsSnapshot = true }
 
     /// Whether the journal has grown past the snapshot (and 4 MiB), so that a
     /// ``compact()`` is worth its cost; compacting then keeps the total work linear.
@@ -121,8 +201,14 @@ public final class StateDirectory {
 
     /// Writes `state` — everything journalled so far, as the caller holds it — as
     /// a new snapshot and empties the journal.
+    ///
+    /// A failure leaves the old snapshot and journal as they were (a half-written
+    /// temporary file is removed, giving its space back), so it changes nothing.
     public func compact(_ state: DurableState) throws {
-        let json = String(decoding: try JSONEncoder().encode(state), as: UTF8.self)
+        let json: String
+        do { json = String(decoding: try JSONEncoder().encode(state), as: UTF8.self) } catch {
+            throw StateDirectoryError.encoding("\(error)")
+        }
         let text = "\(Self.header) \(DurableState.formatVersion) \(Self.checksum(json))\n\(json)\n"
         let temporary = file(Self.snapshotName + ".tmp")
         let fd = Glibc.open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
@@ -130,21 +216,27 @@ public final class StateDirectory {
         do {
             try writeAll(fd, Array(text.utf8), what: temporary)
             guard fsync(fd) == 0 else { throw StateDirectoryError.system("fsync \(temporary)", errno) }
+            close(fd)
+            guard rename(temporary, file(Self.snapshotName)) == 0 else { throw StateDirectoryError.system("rename \(temporary)", errno) }
         } catch {
             close(fd)
+            unlink(temporary)
             throw error
         }
-        close(fd)
-        guard rename(temporary, file(Self.snapshotName)) == 0 else { throw StateDirectoryError.system("rename \(temporary)", errno) }
+        // The new snapshot is in place. A crash before the directory sync leaves the
+        // old snapshot and the journal, which together hold the same state.
         try syncDirectory()
         snapshotBytes = text.utf8.count
-        // The snapshot holds every record now: start an empty journal.
-        if journal >= 0 { close(journal) }
-        journal = Glibc.open(file(Self.journalName), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0o600)
-        guard journal >= 0 else { throw StateDirectoryError.system("open \(Self.journalName)", errno) }
-        guard fsync(journal) == 0 else { throw StateDirectoryError.system("fsync \(Self.journalName)", errno) }
-        try syncDirectory()
-        journalBytes = 0
+        needsSnapshot = false
+        // The snapshot holds every record now: empty the journal. Should that fail, its
+        // records replay onto the snapshot to the same state, so nothing is lost.
+        if journal < 0 {
+            journal = Glibc.open(file(Self.journalName), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+        }
+        if journal >= 0, retryingOnEINTR({ ftruncate(journal, 0) }) == 0, fsync(journal) == 0 {
+            journalBytes = 0
+            journalTorn = false
+        }
     }
 
     // MARK: Reading
@@ -184,10 +276,12 @@ public final class StateDirectory {
             if let record = Self.decode(line) {
                 state.apply(record)
                 applied += 1
+                journalBytes += line.utf8.count + 1
                 continue
             }
             if index == lines.count - 1 && tornTail {
                 notes.append("\(file(name)): dropped a last record that was cut short (a write that never completed, so never acknowledged)")
+                journalTorn = true
             } else {
                 keepAside(name, "line \(index + 1) of \(lines.count) is damaged; the \(applied) records before it were applied")
             }
@@ -202,7 +296,10 @@ public final class StateDirectory {
         return try? JSONDecoder().decode(StateRecord.self, from: Data(json.utf8))
     }
 
+    /// Moves a damaged file aside; what it held is then in no file, so the next
+    /// write must be a snapshot.
     private func keepAside(_ name: String, _ why: String) {
+        needsSnapshot = true
         let aside = file("\(name).corrupt-\(Int(Date().timeIntervalSince1970))")
         if rename(file(name), aside) == 0 {
             notes.append("\(file(name)) is damaged (\(why)); kept aside as \(aside); starting from what could be trusted")
@@ -250,12 +347,18 @@ public final class StateDirectory {
 public enum StateDirectoryError: Error, CustomStringConvertible {
     case system(String, Int32)
     case inUse(String, holder: String)
+    /// A value that cannot be written as JSON: the caller's input, not the disk.
+    case encoding(String)
+    /// An append while the files lag behind the state: write a snapshot instead.
+    case behind
 
     public var description: String {
         switch self {
         case .system(let what, let code): "\(what): \(String(cString: strerror(code)))"
         case .inUse(let path, let holder):
             "\(path) is in use by another widget-hostd (process \(holder)); stop it, or give this one its own --state-dir"
+        case .encoding(let what): "a value cannot be written as JSON: \(what)"
+        case .behind: "the files lag behind the state, so the next write must be a snapshot"
         }
     }
 }

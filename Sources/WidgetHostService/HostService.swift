@@ -66,6 +66,14 @@ public actor HostService {
     var pendingDeliveries: [String: Int] = [:]
     /// The state directory; nil until `start()` opened it.
     var state: StateDirectory?
+    /// Retries writing what the state directory refused (see StateService.swift).
+    var storageTimer: (any DispatchSourceTimer)?
+    /// Since when the state directory refuses writes; nil while it takes them.
+    var storageFailingSince: Date?
+    /// How long the next retry waits; doubles up to a minute while writes fail.
+    var storageRetryDelay: TimeInterval = 1
+    /// No compaction is tried before this, after one failed.
+    var nextCompactionAttempt: Date?
     /// Fires at the timeline engine's next deadline; see `rearmTimelineTimer()`.
     var timelineTimer: (any DispatchSourceTimer)?
     private var ownerWatch: Task<Void, Never>?
@@ -127,6 +135,8 @@ public actor HostService {
         activityTimer = nil
         timelineTimer?.cancel()
         timelineTimer = nil
+        storageTimer?.cancel()
+        storageTimer = nil
     }
 
     // MARK: Apps

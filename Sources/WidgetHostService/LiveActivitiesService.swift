@@ -80,10 +80,12 @@ extension HostService {
         let appID = call.arguments[0].stringValue ?? ""
         try Validate.appID(appID)
         try requireOwner(appID, call.sender, identity, doing: "start its Live Activities")
-        let activity = try activities.start(
-            appID: appID, attributesType: call.arguments[1].stringValue ?? "", contentJSON: call.arguments[2].stringValue ?? "",
-            options: OptionValue.dictionary(call.arguments[3]), now: now)
-        try persist([.activity(StoredActivity(activity))])
+        let now = self.now
+        let activity = try storingActivities {
+            try $0.start(
+                appID: appID, attributesType: call.arguments[1].stringValue ?? "", contentJSON: call.arguments[2].stringValue ?? "",
+                options: OptionValue.dictionary(call.arguments[3]), now: now)
+        } records: { [.activity(StoredActivity($0))] }
         try connection.export(activityInterfaces(), at: HostNames.activityPath(activity.id))
         logger.info(
             "Live Activity started", metadata: ["activity": "\(activity.id)", "app": "\(appID)", "type": "\(activity.attributesType)"])
@@ -106,9 +108,10 @@ extension HostService {
     func updateActivity(_ id: String, _ call: MethodCall, _ identity: CallerIdentity) throws -> [DBusValue] {
         let before = try existingActivity(id)
         try requireOwner(before.appID, call.sender, identity, doing: "update its Live Activities")
-        let after = try activities.update(
-            id: id, contentJSON: call.arguments[0].stringValue ?? "", options: OptionValue.dictionary(call.arguments[1]), now: now)
-        try persist([.activity(StoredActivity(after))])
+        let now = self.now
+        let after = try storingActivities {
+            try $0.update(id: id, contentJSON: call.arguments[0].stringValue ?? "", options: OptionValue.dictionary(call.arguments[1]), now: now)
+        } records: { [.activity(StoredActivity($0))] }
         announce(id, before: before, after: after)
         activitiesChanged()
         return []
@@ -117,8 +120,10 @@ extension HostService {
     func endActivity(_ id: String, _ call: MethodCall, _ identity: CallerIdentity) throws -> [DBusValue] {
         let before = try existingActivity(id)
         try requireOwner(before.appID, call.sender, identity, doing: "end its Live Activities")
-        let result = try activities.end(id: id, options: OptionValue.dictionary(call.arguments[0]), now: now)
-        try persist([result.isRemoved ? .activityRemoved(id: id) : .activity(StoredActivity(result.activity))])
+        let now = self.now
+        let result = try storingActivities {
+            try $0.end(id: id, options: OptionValue.dictionary(call.arguments[0]), now: now)
+        } records: { [$0.isRemoved ? .activityRemoved(id: id) : .activity(StoredActivity($0.activity))] }
         logger.info("Live Activity ended", metadata: ["activity": "\(id)", "removed": "\(result.isRemoved)"])
         if result.isRemoved {
             connection.unexport(HostNames.activityPath(id))
@@ -127,6 +132,20 @@ extension HostService {
         }
         activitiesChanged()
         return []
+    }
+
+    /// Makes a change to the Live Activities and stores the records it gives;
+    /// when they cannot be stored, the activities are put back as they were.
+    func storingActivities<T>(
+        _ change: (inout LiveActivityStore) throws -> T, records: (T) -> [StateRecord]
+    ) throws -> T {
+        let saved = activities
+        let result = try change(&activities)
+        do { try persist(records(result)) } catch {
+            activities = saved
+            throw error
+        }
+        return result
     }
 
     /// PropertiesChanged for what differs between two states of an activity.

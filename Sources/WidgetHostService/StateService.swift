@@ -61,19 +61,97 @@ extension HostService {
             ])
     }
 
-    /// Journals `records` and waits until they are on disk. When that fails the
-    /// change is not acknowledged (the caller gets an error) and the host exits
-    /// with status 1, so that what it holds never differs from what it saved;
-    /// systemd starts it again from the directory.
+    /// Journals `records` and waits until they are on disk. Callers store a
+    /// change before they make it (or undo it when this throws), so a refused
+    /// write changes nothing.
+    ///
+    /// - Throws: `StorageFailed` when the disk refuses (full, read-only, I/O
+    ///   error): the host goes on serving, and the change can be sent again; the
+    ///   host retries what it must keep by itself (`retryStorage`).
+    ///   `InvalidArgument` for a value that cannot be stored: the caller's input.
     func persist(_ records: [StateRecord]) throws {
         guard let state, !records.isEmpty else { return }
         do {
-            try state.append(records)
-            if state.wantsCompaction { try state.compact(durableImage()) }
+            if state.needsSnapshot {
+                // The files lag behind the model: write it whole, with this change.
+                var image = durableImage()
+                for record in records { image.apply(record) }
+                try state.compact(image)
+            } else {
+                try state.append(records)
+            }
+        } catch StateDirectoryError.encoding(let what) {
+            throw HostError.invalidArgument("the change cannot be stored (\(what)); nothing was changed — send only finite numbers and valid strings")
         } catch {
-            logger.critical("cannot write the state directory (\(error)); exiting so that nothing unsaved is acknowledged")
-            DispatchQueue.global().asyncAfter(deadline: .now() + 0.2) { exit(1) }
-            throw DBusError.failed("the host could not save the change (\(error)); nothing was changed")
+            storageFailed(error)
+            throw HostError(
+                .storageFailed,
+                "the state directory \(state.path) cannot take the change (\(error)); nothing was changed and everything else goes on working — free space on that disk or make the directory writable, then send it again")
+        }
+        storageWorks()
+        if state.wantsCompaction, nextCompactionAttempt.map({ $0 <= now }) ?? true { compact() }
+    }
+
+    /// `persist` where no caller waits for an answer (timers, provider replies):
+    /// the change stays in the model; when the disk refuses it, the state
+    /// directory is marked behind and the host writes a snapshot once it can.
+    func persistQuietly(_ records: [StateRecord]) {
+        do { try persist(records) } catch {
+            state?.markBehind()
+            armStorageRetry()
+        }
+    }
+
+    /// Writes a snapshot so the journal starts again. It only saves space and
+    /// reading time: the journal already holds every change, so a failure is
+    /// logged and tried again later, never a failed call.
+    func compact() {
+        guard let state else { return }
+        do {
+            try state.compact(durableImage())
+            nextCompactionAttempt = nil
+        } catch {
+            nextCompactionAttempt = now.addingTimeInterval(60)
+            logger.warning("cannot compact the state directory (\(error)); the journal keeps every change, trying again in a minute")
+        }
+    }
+
+    /// The first failure of an outage is logged; retries are armed while the
+    /// directory lags behind the model.
+    func storageFailed(_ error: any Error) {
+        if storageFailingSince == nil {
+            storageFailingSince = now
+            logger.error(
+                "the state directory refuses writes (\(error)); changes are refused with StorageFailed, everything else goes on working")
+        }
+        armStorageRetry()
+    }
+
+    /// A write went through: the outage, if any, is over.
+    func storageWorks() {
+        guard let since = storageFailingSince else { return }
+        storageFailingSince = nil
+        storageRetryDelay = 1
+        logger.notice("the state directory takes writes again", metadata: ["after": "\(Int(now.timeIntervalSince(since))) s"])
+        if state?.needsSnapshot != true { arm(&storageTimer, at: nil) { _ in } }
+    }
+
+    /// Retries, with a growing delay, while the files lag behind the model.
+    func armStorageRetry() {
+        guard state?.needsSnapshot == true else { return }
+        arm(&storageTimer, at: now.addingTimeInterval(storageRetryDelay)) { service in service.retryStorage() }
+        storageRetryDelay = min(storageRetryDelay * 2, 60)
+    }
+
+    /// Writes the whole state once the directory takes it again.
+    func retryStorage() {
+        guard let state, state.needsSnapshot else { return arm(&storageTimer, at: nil) { _ in } }
+        do {
+            try state.compact(durableImage())
+            storageWorks()
+            arm(&storageTimer, at: nil) { _ in }
+        } catch {
+            storageFailed(error)
         }
     }
 
@@ -94,11 +172,6 @@ extension HostService {
                 widgetID: id, timeline: Timeline(entries: snapshot.entries, policy: policy), receivedAt: received)
         }
         return image
-    }
-
-    /// `persist` where no caller waits for an answer (timers, provider replies).
-    func persistQuietly(_ records: [StateRecord]) {
-        try? persist(records)
     }
 
     /// The stored form of a placed widget as it is now.

@@ -45,8 +45,9 @@ extension HostService {
         try requireOwner(appID, call.sender, identity, doing: "register its widgets")
         let json = call.arguments[1].stringValue ?? ""
         let bundle = try WidgetBundle.parse(json)
-        let dropped = widgets.registerBundle(appID: appID, bundle)
+        let dropped = widgets.dropped(byBundle: bundle, of: appID)
         try persist([.bundle(appID: appID, json: json)] + dropped.map { .widgetRemoved(id: $0) })
+        widgets.registerBundle(appID: appID, bundle)
         for id in dropped {
             connection.unexport(HostNames.widgetPath(id))
             widgetGone(id)
@@ -57,10 +58,11 @@ extension HostService {
 
     func addWidget(_ call: MethodCall) throws -> [DBusValue] {
         let appID = call.arguments[0].stringValue ?? ""
-        let widget = try widgets.add(
+        let widget = try widgets.placement(
             appID: appID, kind: call.arguments[1].stringValue ?? "", family: call.arguments[2].stringValue ?? "",
             configuration: OptionValue.dictionary(call.arguments[3]))
         try persist([.widget(StoredWidget(widget, content: nil))])
+        widgets.insert(widget)
         try connection.export(widgetInterfaces(), at: HostNames.widgetPath(widget.id))
         logger.info("widget added", metadata: ["widget": "\(widget.id)", "app": "\(appID)", "kind": "\(widget.kind)"])
         widgetPlaced(widget.id)
@@ -148,15 +150,20 @@ extension HostService {
     func setContent(_ id: String, _ call: MethodCall, _ identity: CallerIdentity) throws -> [DBusValue] {
         guard let widget = widgets.widgets[id] else { throw DBusError(name: DBusError.unknownObjectName, message: "No widget \(id)") }
         try requireOwner(widget.appID, call.sender, identity, doing: "set the content of its widgets")
-        try widgets.setContent(id, call.arguments[0].stringValue ?? "")
-        try persist([storedWidget(id)!])
+        let content = try widgets.content(call.arguments[0].stringValue ?? "")
+        try persist([.widget(StoredWidget(widget, content: content?.json))])
+        widgets.setContent(id, tree: content)
         try? connection.emitPropertiesChanged(path: HostNames.widgetPath(id), interface: HostNames.widget, properties: ["Content"])
         return []
     }
 
     func configure(_ id: String, _ call: MethodCall) throws -> [DBusValue] {
-        try widgets.configure(id, OptionValue.dictionary(call.arguments[0]))
-        try persist([storedWidget(id)!])
+        let configuration = OptionValue.dictionary(call.arguments[0])
+        try widgets.checkConfiguration(id, configuration)
+        var changed = widgets.widgets[id]!
+        changed.configuration = configuration
+        try persist([.widget(StoredWidget(changed, content: changed.content?.json))])
+        try widgets.configure(id, configuration)
         try? connection.emitPropertiesChanged(path: HostNames.widgetPath(id), interface: HostNames.widget, properties: ["Configuration"])
         requestReload(id, .configured)
         return []

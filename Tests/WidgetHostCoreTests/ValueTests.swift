@@ -38,6 +38,7 @@ import Testing
             .unknownElement: HostError.unknownElement, .invalidContent: HostError.invalidContent,
             .accessDenied: HostError.accessDenied, .activationFailed: HostError.activationFailed,
             .limitExceeded: HostError.limitExceeded, .inconsistentLinks: HostError.inconsistentLinks,
+            .storageFailed: HostError.storageFailed,
         ]
         let error = factories[name]?("why; how")
         #expect(error == HostError(name, "why; how"))
@@ -48,7 +49,7 @@ import Testing
     @Test func rawValuesMatchTheContract() {
         #expect(HostError.Name.allCases.map(\.rawValue) == [
             "InvalidArgument", "UnknownApp", "UnknownKind", "UnsupportedFamily", "UnknownElement",
-            "InvalidContent", "AccessDenied", "ActivationFailed", "LimitExceeded", "InconsistentLinks",
+            "InvalidContent", "AccessDenied", "ActivationFailed", "LimitExceeded", "InconsistentLinks", "StorageFailed",
         ])
     }
 }
