@@ -110,11 +110,13 @@ public struct ActivityContent: Sendable, Equatable {
             throw .limitExceeded("Live Activity content nests deeper than \(limits.maxDepth) elements (the limit max-content-depth); flatten its view trees")
         }
         let value: JSONValue
+        let duplicates: [JSONDuplicateKey]
         do {
-            value = try JSONDecoder().decode(JSONValue.self, from: Data(json.utf8))
+            (value, duplicates) = try JSONValue.decode(json)
         } catch {
             throw .invalidContent("Live Activity content is not valid JSON (\(error)); send an object such as \(example)")
         }
+        if let duplicate = duplicates.first { throw .invalidContent(duplicate.message(in: "Live Activity content")) }
         guard case .object(let top) = value else {
             throw .invalidContent("Live Activity content must be a JSON object, not \(value.typeName); send an object such as \(example)")
         }

@@ -146,11 +146,13 @@ public struct ViewTree: Sendable, Equatable {
             throw .limitExceeded("content nests deeper than \(limits.maxDepth) elements (the limit max-content-depth); flatten the view tree")
         }
         let value: JSONValue
+        let duplicates: [JSONDuplicateKey]
         do {
-            value = try JSONDecoder().decode(JSONValue.self, from: Data(json.utf8))
+            (value, duplicates) = try JSONValue.decode(json)
         } catch {
             throw .invalidContent("content is not valid JSON (\(error)); send a JSON object such as {\"type\":\"text\"}")
         }
+        for duplicate in duplicates { try report(.invalidContent(duplicate.message(in: "content")), &problems) }
         var count = 0
         return try parse(value: value, json: json, at: "$", limits: limits, count: &count, problems: &problems)
     }

@@ -46,11 +46,13 @@ public struct WidgetBundle: Sendable, Equatable {
     /// Parses and validates bundle JSON; errors name the offending field.
     public static func parse(_ json: String) throws(HostError) -> WidgetBundle {
         let value: JSONValue
+        let duplicates: [JSONDuplicateKey]
         do {
-            value = try JSONDecoder().decode(JSONValue.self, from: Data(json.utf8))
+            (value, duplicates) = try JSONValue.decode(json)
         } catch {
             throw .invalidContent("the bundle is not valid JSON; send {\"widgets\":[{\"kind\":\"…\",\"families\":[\"systemSmall\"]}]}")
         }
+        if let duplicate = duplicates.first { throw .invalidContent(duplicate.message(in: "the bundle")) }
         guard case .object(let top) = value, case .array(let widgets)? = top["widgets"] else {
             throw .invalidContent("the bundle must be an object with a \"widgets\" array")
         }
@@ -340,8 +342,9 @@ public enum ContentLint {
         element.id != nil || element.children.contains(where: hasID)
     }
 
-    /// Findings for content JSON: every duplicate id and bad URL (as
-    /// `duplicate-id` and `invalid-url` errors), then the findings of the
+    /// Findings for content JSON: every key given twice in one object, duplicate
+    /// id and bad URL (as `duplicate-key`, `duplicate-id` and `invalid-url`
+    /// errors), then the findings of the
     /// tree those leave. JSON that is not a tree at all throws, as SetContent would.
     public static func lint(json: String, family: WidgetFamily, policy: LinkPolicy, schemes: [String]? = nil) throws(HostError)
         -> [LintFinding]
@@ -354,6 +357,8 @@ public enum ContentLint {
                 findings.append(.init(severity: "error", code: "invalid-url", message: problem.message))
             } else if problem.message.contains("is used twice") {
                 findings.append(.init(severity: "error", code: "duplicate-id", message: problem.message))
+            } else if problem.message.contains("more than once") {
+                findings.append(.init(severity: "error", code: "duplicate-key", message: problem.message))
             } else {
                 findings.append(.init(severity: "error", code: "invalid-url", message: problem.message))
             }

@@ -303,6 +303,22 @@ struct WidgetTests {
         let codes = all.stdout.components(separatedBy: "\"").filter { ["duplicate-id", "invalid-url"].contains($0) }
         #expect(codes == ["duplicate-id", "duplicate-id", "invalid-url", "invalid-url"], "\(all.stdout)")
 
+        // A key given twice: the host would keep one value and renderers the other.
+        let twice = #"{"type":"v","id":"v","widgetURL":"faults://good","children":[{"type":"t","id":"t","widgetURL":"a://1","\u0077idgetURL":"a://2"}],"widgetURL":"https://evil.example/a"}"#
+        let duplicate = try await fixture.busctl([
+            "call", "org.widgethost.Host1", "/org/widgethost/Host1", "org.widgethost.Host1.Widgets", "LintContent", "ss", "systemSmall", twice,
+        ])
+        #expect(duplicate.stdout.components(separatedBy: "duplicate-key").count == 3, "both duplicates: \(duplicate.stdout)")
+        #expect(duplicate.stdout.contains("$.children[0] has the key") && duplicate.stdout.contains("content: $ has the key"), "\(duplicate.stdout)")
+        let placed = try await AppPeer(fixture, appID: "org.example.Twice")
+        defer { placed.close() }
+        try await placed.registerWidgets(#"{"widgets":[{"kind":"K","families":["systemSmall"]}]}"#)
+        let widget = try await placed.connection.addWidget("org.example.Twice", "K", "systemSmall")
+        await expectHostError("InvalidContent", mentioning: "$.children[0] has the key 'widgetURL' more than once") { try await placed.setContent(widget, twice) }
+        await expectHostError("InvalidContent", mentioning: "has the key 'kind' more than once") {
+            try await placed.registerWidgets(#"{"widgets":[{"kind":"K","kind":"L","families":["systemSmall"]}]}"#)
+        }
+
         // With an app, undeclared schemes too; the CLI exits 1 on errors and 0 on warnings and infos.
         let app = try await AppPeer(fixture, appID: "org.example.Lint", schemes: ["lint-app"])
         defer { app.close() }
