@@ -22,7 +22,7 @@ public enum WidgetFamily: String, Sendable, CaseIterable {
     public static func parse(_ s: String) throws(HostError) -> WidgetFamily {
         guard let family = WidgetFamily(rawValue: s) else {
             throw .invalidArgument(
-                "'\(s)' is not a widget family; use one of \(allCases.map(\.rawValue).joined(separator: ", "))")
+                "'\(Validate.prefix(s))' is not a widget family; use one of \(allCases.map(\.rawValue).joined(separator: ", "))")
         }
         return family
     }

@@ -20,27 +20,27 @@ public enum Validate {
         }
         let length = s.utf8.count
         if length > 255 {
-            throw .invalidArgument("app id '\(s)' is \(length) bytes long, but at most 255 are allowed; use a shorter reverse-DNS name like \(exampleAppID)")
+            throw .invalidArgument("app id '\(prefix(s))' is \(length) bytes long, but at most 255 are allowed; use a shorter reverse-DNS name like \(exampleAppID)")
         }
         if s.hasPrefix(":") {
-            throw .invalidArgument("app id '\(s)' is a unique connection name, not a well-known name; \(hint)")
+            throw .invalidArgument("app id '\(prefix(s))' is a unique connection name, not a well-known name; \(hint)")
         }
         if s.hasSuffix(".desktop") && !s.dropLast(8).contains(".") {
-            throw .invalidArgument("app id '\(s)' must not include the '.desktop' suffix; \(hint)")
+            throw .invalidArgument("app id '\(prefix(s))' must not include the '.desktop' suffix; \(hint)")
         }
         let elements = s.split(separator: ".", omittingEmptySubsequences: false)
         if elements.count < 2 {
-            throw .invalidArgument("app id '\(s)' must have at least two elements separated by '.', like \(exampleAppID)")
+            throw .invalidArgument("app id '\(prefix(s))' must have at least two elements separated by '.', like \(exampleAppID)")
         }
         for element in elements {
             if element.isEmpty {
-                throw .invalidArgument("app id '\(s)' has an empty element (a leading, trailing or doubled '.'); every element between dots must be non-empty, like \(exampleAppID)")
+                throw .invalidArgument("app id '\(prefix(s))' has an empty element (a leading, trailing or doubled '.'); every element between dots must be non-empty, like \(exampleAppID)")
             }
             for scalar in element.unicodeScalars where !(isASCIIAlphanumeric(scalar) || scalar == "_" || scalar == "-") {
-                throw .invalidArgument("app id '\(s)' contains \(quoted(scalar)), which is not allowed; elements may contain only ASCII letters, digits, '_' and '-', like \(exampleAppID)")
+                throw .invalidArgument("app id '\(prefix(s))' contains \(quoted(scalar)), which is not allowed; elements may contain only ASCII letters, digits, '_' and '-', like \(exampleAppID)")
             }
             if let first = element.unicodeScalars.first, isASCIIDigit(first) {
-                throw .invalidArgument("app id '\(s)' has the element '\(element)', which starts with a digit; elements must not start with a digit (prefix it with a letter or '_'), like \(exampleAppID)")
+                throw .invalidArgument("app id '\(prefix(s))' has the element '\(prefix(String(element)))', which starts with a digit; elements must not start with a digit (prefix it with a letter or '_'), like \(exampleAppID)")
             }
         }
     }
@@ -53,13 +53,13 @@ public enum Validate {
             throw .invalidArgument("URL scheme must not be empty; \(rule)")
         }
         if s.hasSuffix(":") || s.hasSuffix("://") {
-            throw .invalidArgument("URL scheme '\(s)' must be given without ':' or '//'; \(rule)")
+            throw .invalidArgument("URL scheme '\(prefix(s))' must be given without ':' or '//'; \(rule)")
         }
         if !isASCIILetter(first) {
-            throw .invalidArgument("URL scheme '\(s)' must start with an ASCII letter; \(rule)")
+            throw .invalidArgument("URL scheme '\(prefix(s))' must start with an ASCII letter; \(rule)")
         }
         for scalar in s.unicodeScalars where !(isASCIIAlphanumeric(scalar) || scalar == "+" || scalar == "-" || scalar == ".") {
-            throw .invalidArgument("URL scheme '\(s)' contains \(quoted(scalar)), which is not allowed; \(rule)")
+            throw .invalidArgument("URL scheme '\(prefix(s))' contains \(quoted(scalar)), which is not allowed; \(rule)")
         }
         return s.lowercased()
     }
@@ -73,18 +73,18 @@ public enum Validate {
             throw .invalidArgument("object path must not be empty; give an absolute path \(example)")
         }
         if !s.hasPrefix("/") {
-            throw .invalidArgument("object path '\(s)' must start with '/', \(example)")
+            throw .invalidArgument("object path '\(prefix(s))' must start with '/', \(example)")
         }
         if s == "/" { return }
         if s.hasSuffix("/") {
-            throw .invalidArgument("object path '\(s)' must not end with '/' (only the root path '/' may); \(example)")
+            throw .invalidArgument("object path '\(prefix(s))' must not end with '/' (only the root path '/' may); \(example)")
         }
         for element in s.dropFirst().split(separator: "/", omittingEmptySubsequences: false) {
             if element.isEmpty {
-                throw .invalidArgument("object path '\(s)' has an empty element ('//'); separate elements with a single '/', \(example)")
+                throw .invalidArgument("object path '\(prefix(s))' has an empty element ('//'); separate elements with a single '/', \(example)")
             }
             for scalar in element.unicodeScalars where !(isASCIIAlphanumeric(scalar) || scalar == "_") {
-                throw .invalidArgument("object path '\(s)' contains \(quoted(scalar)), which is not allowed; elements may contain only ASCII letters, digits and '_', \(example)")
+                throw .invalidArgument("object path '\(prefix(s))' contains \(quoted(scalar)), which is not allowed; elements may contain only ASCII letters, digits and '_', \(example)")
             }
         }
     }
@@ -96,7 +96,7 @@ public enum Validate {
             throw .invalidArgument("\(what) must not be empty; \(rule)")
         }
         for scalar in s.unicodeScalars where !(isASCIIAlphanumeric(scalar) || scalar == "." || scalar == "-") {
-            throw .invalidArgument("\(what) '\(s)' contains \(quoted(scalar)), which is not allowed; \(rule)")
+            throw .invalidArgument("\(what) '\(prefix(s))' contains \(quoted(scalar)), which is not allowed; \(rule)")
         }
     }
 

@@ -43,8 +43,20 @@ public struct WidgetBundle: Sendable, Equatable {
 
     public func kind(_ name: String) -> WidgetKind? { kinds.first { $0.kind == name } }
 
-    /// Parses and validates bundle JSON; errors name the offending field.
+    /// The most bytes of bundle JSON the host takes: a bundle describes kinds, not content.
+    public static let maxBytes = 64 * 1024
+    /// The most kinds one bundle may hold (WidgetKit bundles hold a handful).
+    public static let maxKinds = 32
+    /// The most configuration parameters one kind may have.
+    public static let maxParameters = 32
+
+    /// Parses and validates bundle JSON in time linear in its size; errors name
+    /// the offending field; a bundle over ``maxBytes``, ``maxKinds`` or
+    /// ``maxParameters`` is `LimitExceeded` naming the limit.
     public static func parse(_ json: String) throws(HostError) -> WidgetBundle {
+        guard json.utf8.count <= maxBytes else {
+            throw .limitExceeded("the bundle is \(json.utf8.count) bytes; a bundle may have at most \(maxBytes) bytes — describe kinds only, and send content with SetContent")
+        }
         let value: JSONValue
         let duplicates: [JSONDuplicateKey]
         do {
@@ -56,15 +68,19 @@ public struct WidgetBundle: Sendable, Equatable {
         guard case .object(let top) = value, case .array(let widgets)? = top["widgets"] else {
             throw .invalidContent("the bundle must be an object with a \"widgets\" array")
         }
+        guard widgets.count <= maxKinds else {
+            throw .limitExceeded("the bundle has \(widgets.count) kinds; a bundle may have at most \(maxKinds)")
+        }
         var kinds: [WidgetKind] = []
+        var seen = Set<String>()
         for (index, item) in widgets.enumerated() {
             let at = "widgets[\(index)]"
             guard case .object(let w) = item else { throw .invalidContent("\(at) must be an object") }
             guard case .string(let kind)? = w["kind"], !kind.isEmpty else {
                 throw .invalidContent("\(at).kind must be a non-empty string naming the widget kind")
             }
-            guard !kinds.contains(where: { $0.kind == kind }) else {
-                throw .invalidContent("\(at).kind '\(kind)' appears twice; each kind must be unique in the bundle")
+            guard seen.insert(kind).inserted else {
+                throw .invalidContent("\(at).kind '\(Validate.prefix(kind))' appears twice; each kind must be unique in the bundle")
             }
             guard case .array(let rawFamilies)? = w["families"], !rawFamilies.isEmpty else {
                 throw .invalidContent("\(at).families must be a non-empty array such as [\"systemSmall\"]")
@@ -93,12 +109,15 @@ public struct WidgetBundle: Sendable, Equatable {
                     guard case .array(let items) = rawParameters else {
                         throw .invalidContent("\(at).configuration.parameters must be an array")
                     }
+                    guard items.count <= maxParameters else {
+                        throw .limitExceeded("\(at).configuration has \(items.count) parameters; a kind may have at most \(maxParameters)")
+                    }
                     for (p, item) in items.enumerated() {
                         guard case .object(let o) = item, case .string(let name)? = o["name"], !name.isEmpty else {
                             throw .invalidContent("\(at).configuration.parameters[\(p)] needs a \"name\"")
                         }
                         guard !parameters.contains(where: { $0.name == name }), name != "intent" else {
-                            throw .invalidContent("\(at).configuration.parameters[\(p)]: '\(name)' is used twice or reserved")
+                            throw .invalidContent("\(at).configuration.parameters[\(p)]: '\(Validate.prefix(name))' is used twice or reserved")
                         }
                         var dynamic = false
                         if let d = o["dynamic"] {
@@ -187,16 +206,16 @@ public struct WidgetStore: Sendable {
     {
         guard let bundle = bundles[appID] else {
             try Validate.appID(appID)
-            throw .unknownKind("\(appID) has registered no widget kinds, so it has no '\(kind)'; the app must call RegisterWidgets first")
+            throw .unknownKind("\(appID) has registered no widget kinds, so it has no '\(Validate.prefix(kind))'; the app must call RegisterWidgets first")
         }
         guard let widgetKind = bundle.kind(kind) else {
             throw .unknownKind(
-                "\(appID) has no widget kind '\(kind)'; its kinds are \(bundle.kinds.map(\.kind).joined(separator: ", "))")
+                "\(appID) has no widget kind '\(Validate.prefix(kind))'; its kinds are \(bundle.kinds.map(\.kind).joined(separator: ", "))")
         }
         let parsedFamily = try WidgetFamily.parse(family)
         guard widgetKind.families.contains(parsedFamily) else {
             throw .unsupportedFamily(
-                "\(appID)'s '\(kind)' does not support \(family); it supports \(widgetKind.families.map(\.rawValue).joined(separator: ", "))")
+                "\(appID)'s '\(kind)' does not support \(Validate.prefix(family)); it supports \(widgetKind.families.map(\.rawValue).joined(separator: ", "))")
         }
         try Self.check(configuration, widgetKind)
         let placed = countsByApp[appID, default: 0]
@@ -221,7 +240,7 @@ public struct WidgetStore: Sendable {
         for key in configuration.keys.sorted() where !kind.parameters.contains(where: { $0.name == key }) {
             let known = kind.parameters.map(\.name)
             throw .invalidArgument(
-                "'\(key)' is not a configuration parameter of '\(kind.kind)'; "
+                "'\(Validate.prefix(key))' is not a configuration parameter of '\(kind.kind)'; "
                     + (known.isEmpty ? "it takes none" : "its parameters are \(known.joined(separator: ", "))"))
         }
     }

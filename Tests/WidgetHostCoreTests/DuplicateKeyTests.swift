@@ -29,3 +29,24 @@ struct DuplicateKeyTests {
         #expect(findings.filter { $0.code == "duplicate-key" }.map(\.severity) == ["error", "error"])
     }
 }
+
+@Suite("Bundle limits")
+struct BundleLimitTests {
+    @Test("Bundles over the byte, kind or parameter limits are LimitExceeded naming the limit; a kind given twice is found in one pass")
+    func limits() throws {
+        func bundle(kinds: Int, parameters: Int = 0) -> String {
+            let parameterList = (0..<parameters).map { #"{"name":"p\#($0)"}"# }.joined(separator: ",")
+            let configuration = parameters > 0 ? #","configuration":{"intent":"I","parameters":[\#(parameterList)]}"# : ""
+            return #"{"widgets":["# + (0..<kinds).map { #"{"kind":"k\#($0)","families":["systemSmall"]\#(configuration)}"# }.joined(separator: ",") + "]}"
+        }
+        #expect(try WidgetBundle.parse(bundle(kinds: 32)).kinds.count == 32)
+        #expect(throws: HostError.limitExceeded("the bundle has 33 kinds; a bundle may have at most 32")) { try WidgetBundle.parse(bundle(kinds: 33)) }
+        #expect(throws: HostError.self) { try WidgetBundle.parse(bundle(kinds: 1, parameters: 33)) }
+        let big = bundle(kinds: 100_000)
+        #expect(throws: HostError.limitExceeded("the bundle is \(big.utf8.count) bytes; a bundle may have at most 65536 bytes — describe kinds only, and send content with SetContent")) {
+            try WidgetBundle.parse(big)
+        }
+        let twice = #"{"widgets":[{"kind":"a","families":["systemSmall"]},{"kind":"a","families":["systemSmall"]}]}"#
+        #expect(throws: HostError.invalidContent("widgets[1].kind 'a' appears twice; each kind must be unique in the bundle")) { try WidgetBundle.parse(twice) }
+    }
+}

@@ -27,7 +27,7 @@ import Testing
         ("a." + String(repeating: "b", count: 254), "at most 255"),
     ])
     func rejects(_ id: String, _ rule: String) {
-        expectHostError(.invalidArgument, mentioning: ["'\(id)'", rule, "org.example.TapMe"]) {
+        expectHostError(.invalidArgument, mentioning: ["'\(Validate.prefix(id))'", rule, "org.example.TapMe"]) {
             try Validate.appID(id)
         }
     }

@@ -63,3 +63,36 @@ struct NonFiniteTests {
         #expect(try await renderer.content(widget) == #"{"type":"text"}"#)
     }
 }
+
+@Suite("Bounded input", .timeLimit(.minutes(2)))
+struct BoundedInputTests {
+    @Test("100,000 kinds are refused at once while another caller is served; bundles are bounded; hostile values are quoted short")
+    func bounded() async throws {
+        let fixture = try await HostFixture.make()
+        defer { fixture.stop() }
+        try await fixture.startHost()
+        let app = try await AppPeer(fixture, appID: "org.example.Big")
+        defer { app.close() }
+        let other = try await fixture.connect()
+        defer { other.close() }
+        func kinds(_ count: Int) -> String {
+            #"{"widgets":["# + (0..<count).map { #"{"kind":"k\#($0)","families":["systemSmall"]}"# }.joined(separator: ",") + "]}"
+        }
+        async let huge: Void = expectHostError("LimitExceeded", mentioning: "at most 65536 bytes") { try await app.registerWidgets(kinds(100_000)) }
+        #expect(try await listApps(other)["org.example.Big"] != nil, "another caller is served meanwhile")
+        await huge
+        await expectHostError("LimitExceeded", mentioning: "at most 32") { try await app.registerWidgets(kinds(33)) }
+        try await app.registerWidgets(kinds(32))
+        // A megabyte of app id comes back as a short quote, not a megabyte.
+        let hostile = "org.example." + String(repeating: "a", count: 1 << 20) + "!"
+        do {
+            _ = try await other.host("RegisterApp", [.string(hostile), .vardict([:])])
+            Issue.record("a 1 MiB app id was taken")
+        } catch let error as DBusError {
+            #expect(error.name == "org.widgethost.Host1.Error.InvalidArgument" && error.message.utf8.count < 400, "\(error.message.utf8.count) bytes")
+        }
+        await expectHostError("UnknownKind", mentioning: "…") {
+            _ = try await other.addWidget("org.example.Big", String(repeating: "k", count: 100_000), "systemSmall")
+        }
+    }
+}
