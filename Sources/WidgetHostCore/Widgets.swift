@@ -155,6 +155,10 @@ public struct WidgetStore: Sendable {
     public internal(set) var widgets: [String: PlacedWidget] = [:]
     private var nextNumber: UInt64 = 1
     public var limits = ViewTreeLimits()
+    /// The most bytes one widget's configuration may take, serialized as an
+    /// a{sv} (the limit max-configuration-bytes): it travels in every
+    /// PropertiesChanged, GetManagedObjects reply and provider call.
+    public var maxConfigurationBytes = 65536
     /// The most widgets one app may have placed (the limit max-widgets-per-app).
     public var maxPerApp = 1000
     /// Placed widgets by app, so that a placement need not count them.
@@ -217,7 +221,7 @@ public struct WidgetStore: Sendable {
             throw .unsupportedFamily(
                 "\(appID)'s '\(kind)' does not support \(Validate.prefix(family)); it supports \(widgetKind.families.map(\.rawValue).joined(separator: ", "))")
         }
-        try Self.check(configuration, widgetKind)
+        try Self.check(configuration, widgetKind, maxBytes: maxConfigurationBytes)
         let placed = countsByApp[appID, default: 0]
         guard placed < maxPerApp else {
             throw .limitExceeded(
@@ -233,10 +237,14 @@ public struct WidgetStore: Sendable {
         if widgets.updateValue(widget, forKey: widget.id) == nil { countsByApp[widget.appID, default: 0] += 1 }
     }
 
-    /// Checks that every key of `configuration` is a parameter of `kind`, and
-    /// that every number in it is finite.
-    public static func check(_ configuration: [String: OptionValue], _ kind: WidgetKind) throws(HostError) {
+    /// Checks that every key of `configuration` is a parameter of `kind`, that
+    /// every number in it is finite, and that it takes at most `maxBytes` serialized.
+    public static func check(_ configuration: [String: OptionValue], _ kind: WidgetKind, maxBytes: Int = .max) throws(HostError) {
         try Validate.finite(configuration, "configuration")
+        if let size = OptionValue.serializedSize(ofDictionaries: [configuration]), size > maxBytes {
+            throw .limitExceeded(
+                "the configuration is \(size) bytes serialized; the limit max-configuration-bytes is \(maxBytes) bytes — keep only the parameters' choices in it, and the data they name in the app")
+        }
         for key in configuration.keys.sorted() where !kind.parameters.contains(where: { $0.name == key }) {
             let known = kind.parameters.map(\.name)
             throw .invalidArgument(
@@ -280,7 +288,7 @@ public struct WidgetStore: Sendable {
         guard let widget = widgets[id], let kind = bundles[widget.appID]?.kind(widget.kind) else {
             throw .invalidArgument("no widget \(id)")
         }
-        try Self.check(configuration, kind)
+        try Self.check(configuration, kind, maxBytes: maxConfigurationBytes)
     }
 
     public mutating func remove(_ id: String) {

@@ -19,6 +19,8 @@ public struct HostConfiguration: Sendable {
     public var maxActivitiesPerApp = 64
     /// Placed widgets per app.
     public var maxWidgetsPerApp = 1000
+    /// Bytes of one widget's configuration, serialized.
+    public var maxConfigurationBytes = 65536
     /// Deliveries one app may have waiting for its answer; more taps for it are refused at once.
     public var maxPendingDeliveriesPerApp = 256
     /// Size, depth, element count and URL length of every view tree (content, activities, timelines).
@@ -100,6 +102,7 @@ public actor HostService {
         self.activities = LiveActivityStore(limits: limits)
         widgets.limits = configuration.contentLimits
         widgets.maxPerApp = configuration.maxWidgetsPerApp
+        widgets.maxConfigurationBytes = configuration.maxConfigurationBytes
         self.timelines = TimelineEngine(options: configuration.timelines)
     }
 

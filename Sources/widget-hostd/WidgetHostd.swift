@@ -48,6 +48,9 @@ struct WidgetHostd: AsyncParsableCommand {
     @Option(help: "Placed widgets one app may have.")
     var maxWidgetsPerApp: Int = 1000
 
+    @Option(help: "The largest configuration of one widget, in bytes serialized as a{sv}.")
+    var maxConfigurationBytes: Int = 65536
+
     @Option(help: "App registrations one connection may hold.")
     var maxRegistrationsPerConnection: Int = 256
 
@@ -87,6 +90,7 @@ struct WidgetHostd: AsyncParsableCommand {
         }
         for (name, value) in [
             ("--max-activities-per-app", maxActivitiesPerApp), ("--max-widgets-per-app", maxWidgetsPerApp),
+            ("--max-configuration-bytes", maxConfigurationBytes),
             ("--max-registrations-per-connection", maxRegistrationsPerConnection),
             ("--max-pending-deliveries-per-app", maxPendingDeliveriesPerApp), ("--max-content-bytes", maxContentBytes),
             ("--max-content-depth", maxContentDepth), ("--max-content-elements", maxContentElements), ("--max-url-length", maxUrlLength),
@@ -110,6 +114,7 @@ struct WidgetHostd: AsyncParsableCommand {
         if let stateDir { config.stateDirectory = stateDir }
         config.maxActivitiesPerApp = maxActivitiesPerApp
         config.maxWidgetsPerApp = maxWidgetsPerApp
+        config.maxConfigurationBytes = maxConfigurationBytes
         config.maxRegistrationsPerConnection = maxRegistrationsPerConnection
         config.maxPendingDeliveriesPerApp = maxPendingDeliveriesPerApp
         config.contentLimits.maxBytes = maxContentBytes

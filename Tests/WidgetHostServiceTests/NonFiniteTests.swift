@@ -91,6 +91,20 @@ struct BoundedInputTests {
         } catch let error as DBusError {
             #expect(error.name == "org.widgethost.Host1.Error.InvalidArgument" && error.message.utf8.count < 400, "\(error.message.utf8.count) bytes")
         }
+        // A 4 MiB configuration value: refused with a short message, before anything is stored.
+        try await app.registerWidgets(#"{"widgets":[{"kind":"K","families":["systemSmall"],"configuration":{"intent":"I","parameters":[{"name":"n"}]}}]}"#)
+        let widget = try await other.addWidget("org.example.Big", "K", "systemSmall")
+        do {
+            try await other.configure(widget, ["n": .string(String(repeating: "x", count: 4 << 20))])
+            Issue.record("a 4 MiB configuration value was taken")
+        } catch let error as DBusError {
+            #expect(error.name == "org.widgethost.Host1.Error.LimitExceeded" && error.message.contains("max-configuration-bytes"), "\(error)")
+            #expect(error.message.utf8.count < 400)
+        }
+        await expectHostError("LimitExceeded", mentioning: "max-configuration-bytes is 65536") {
+            _ = try await other.addWidget("org.example.Big", "K", "systemSmall", ["n": .string(String(repeating: "x", count: 70_000))])
+        }
+        #expect(try await other.managedObjects()[widget]?["Configuration"] == .vardict([:]))
         await expectHostError("UnknownKind", mentioning: "…") {
             _ = try await other.addWidget("org.example.Big", String(repeating: "k", count: 100_000), "systemSmall")
         }
