@@ -217,8 +217,8 @@ public struct AppRegistry: Sendable {
             if let known = app(id) { return known }
         }
         let declaring = discovered.values.filter { $0.options.schemes.contains(scheme) }.map(\.id)
-            .sorted { (registrations[$0] != nil ? 0 : 1, $0) < (registrations[$1] != nil ? 0 : 1, $1) }
-        if let id = declaring.first { return app(id) }
+            .min { (registrations[$0] != nil ? 0 : 1, $0) < (registrations[$1] != nil ? 0 : 1, $1) }
+        if let id = declaring { return app(id) }
         guard !installedSchemes.contains(scheme) else { return nil }
         return registrations
             .filter { $0.value.options.schemes.contains(scheme) }

@@ -96,8 +96,10 @@ public struct DesktopScan: Sendable, Equatable {
             }
             if let app = app(from: entry, warnings: &warnings) {
                 apps.append(app)
+                installed.formUnion(app.options.schemes)
+            } else if isVisibleApplication(entry) {
+                installed.formUnion(schemes(of: entry))
             }
-            if isVisibleApplication(entry) { installed.formUnion(schemes(of: entry)) }
         }
         apps.sort { $0.entry.id < $1.entry.id }
         var scan = DesktopScan(apps: apps, warnings: warnings)

@@ -136,10 +136,7 @@ public final class StateDirectory {
         guard !needsSnapshot else { throw StateDirectoryError.behind }
         var text = ""
         for record in records {
-            let json: String
-            do { json = String(decoding: try JSONEncoder().encode(record), as: UTF8.self) } catch {
-                throw StateDirectoryError.encoding("\(error)")
-            }
+            let json = try Self.json(record)
             text += Self.checksum(json) + " " + json + "\n"
         }
         try openJournal()
@@ -205,23 +202,23 @@ public final class StateDirectory {
     /// A failure leaves the old snapshot and journal as they were (a half-written
     /// temporary file is removed, giving its space back), so it changes nothing.
     public func compact(_ state: DurableState) throws {
-        let json: String
-        do { json = String(decoding: try JSONEncoder().encode(state), as: UTF8.self) } catch {
-            throw StateDirectoryError.encoding("\(error)")
-        }
+        let json = try Self.json(state)
         let text = "\(Self.header) \(DurableState.formatVersion) \(Self.checksum(json))\n\(json)\n"
         let temporary = file(Self.snapshotName + ".tmp")
         let fd = Glibc.open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw StateDirectoryError.system("open \(temporary)", errno) }
         do {
+            defer { close(fd) }
             try writeAll(fd, Array(text.utf8), what: temporary)
             guard fsync(fd) == 0 else { throw StateDirectoryError.system("fsync \(temporary)", errno) }
-            close(fd)
-            guard rename(temporary, file(Self.snapshotName)) == 0 else { throw StateDirectoryError.system("rename \(temporary)", errno) }
         } catch {
-            close(fd)
             unlink(temporary)
             throw error
+        }
+        guard rename(temporary, file(Self.snapshotName)) == 0 else {
+            let code = errno
+            unlink(temporary)
+            throw StateDirectoryError.system("rename \(temporary)", code)
         }
         // The new snapshot is in place. A crash before the directory sync leaves the
         // old snapshot and the journal, which together hold the same state.
@@ -309,6 +306,14 @@ public final class StateDirectory {
     }
 
     // MARK: Helpers
+
+    /// A record or state as JSON; a value JSON cannot hold (a NaN) is the
+    /// caller's input, not the disk: ``StateDirectoryError/encoding(_:)``.
+    private static func json(_ value: some Encodable) throws -> String {
+        do { return String(decoding: try JSONEncoder().encode(value), as: UTF8.self) } catch {
+            throw StateDirectoryError.encoding("\(error)")
+        }
+    }
 
     private func file(_ name: String) -> String { path + "/" + name }
 

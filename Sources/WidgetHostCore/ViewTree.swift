@@ -111,6 +111,14 @@ public struct ViewTreeLimits: Sendable, Equatable {
     public init() {}
 }
 
+/// A problem ``ViewTree/parseRecovering(_:limits:)`` went on past, with the
+/// lint code that reports it (`duplicate-key`, `duplicate-id`, `invalid-url`).
+public struct ContentProblem: Sendable, Equatable {
+    public var code: String
+    /// What SetContent would refuse the tree with.
+    public var error: HostError
+}
+
 /// A parsed and validated view tree.
 public struct ViewTree: Sendable, Equatable {
     public var root: ViewElement
@@ -120,7 +128,7 @@ public struct ViewTree: Sendable, Equatable {
     /// Parses content JSON. Invalid content is `InvalidContent` saying where
     /// and what to fix; a tree over a limit is `LimitExceeded` naming it.
     public static func parse(_ json: String, limits: ViewTreeLimits = ViewTreeLimits()) throws(HostError) -> ViewTree {
-        var strict: [HostError]? = nil
+        var strict: [ContentProblem]? = nil
         return try parse(json, limits: limits, recovering: &strict)
     }
 
@@ -129,14 +137,14 @@ public struct ViewTree: Sendable, Equatable {
     /// them can be reported. A duplicated id is dropped from the later element
     /// and a bad widgetURL from its element; other problems still throw.
     public static func parseRecovering(_ json: String, limits: ViewTreeLimits = ViewTreeLimits()) throws(HostError)
-        -> (tree: ViewTree, problems: [HostError])
+        -> (tree: ViewTree, problems: [ContentProblem])
     {
-        var problems: [HostError]? = []
+        var problems: [ContentProblem]? = []
         let tree = try parse(json, limits: limits, recovering: &problems)
         return (tree, problems ?? [])
     }
 
-    private static func parse(_ json: String, limits: ViewTreeLimits, recovering problems: inout [HostError]?) throws(HostError)
+    private static func parse(_ json: String, limits: ViewTreeLimits, recovering problems: inout [ContentProblem]?) throws(HostError)
         -> ViewTree
     {
         guard json.utf8.count <= limits.maxBytes else {
@@ -152,7 +160,7 @@ public struct ViewTree: Sendable, Equatable {
         } catch {
             throw .invalidContent("content is not valid JSON (\(error)); send a JSON object such as {\"type\":\"text\"}")
         }
-        for duplicate in duplicates { try report(.invalidContent(duplicate.message(in: "content")), &problems) }
+        for duplicate in duplicates { try report(.invalidContent(duplicate.message(in: "content")), "duplicate-key", &problems) }
         var count = 0
         return try parse(value: value, json: json, at: "$", limits: limits, count: &count, problems: &problems)
     }
@@ -164,12 +172,12 @@ public struct ViewTree: Sendable, Equatable {
     static func parse(
         value: JSONValue, json: String, at path: String, limits: ViewTreeLimits, count: inout Int
     ) throws(HostError) -> ViewTree {
-        var strict: [HostError]? = nil
+        var strict: [ContentProblem]? = nil
         return try parse(value: value, json: json, at: path, limits: limits, count: &count, problems: &strict)
     }
 
     private static func parse(
-        value: JSONValue, json: String, at path: String, limits: ViewTreeLimits, count: inout Int, problems: inout [HostError]?
+        value: JSONValue, json: String, at path: String, limits: ViewTreeLimits, count: inout Int, problems: inout [ContentProblem]?
     ) throws(HostError) -> ViewTree {
         var ids = Set<String>()
         let root = try element(value, at: path, depth: 1, limits: limits, ids: &ids, count: &count, problems: &problems)
@@ -198,14 +206,14 @@ public struct ViewTree: Sendable, Equatable {
     }
 
     /// Throws `error`, or records it when recovering.
-    private static func report(_ error: HostError, _ problems: inout [HostError]?) throws(HostError) {
+    private static func report(_ error: HostError, _ code: String, _ problems: inout [ContentProblem]?) throws(HostError) {
         guard problems != nil else { throw error }
-        problems!.append(error)
+        problems!.append(ContentProblem(code: code, error: error))
     }
 
     private static func element(
         _ value: JSONValue, at path: String, depth: Int, limits: ViewTreeLimits, ids: inout Set<String>, count: inout Int,
-        problems: inout [HostError]?
+        problems: inout [ContentProblem]?
     ) throws(HostError) -> ViewElement {
         guard case .object(let fields) = value else {
             throw .invalidContent("\(path) must be an element object with a \"type\", not \(value.typeName)")
@@ -228,7 +236,9 @@ public struct ViewTree: Sendable, Equatable {
             if ids.insert(s).inserted {
                 id = s
             } else {
-                try report(.invalidContent("\(path) (\(type)): the id '\(s)' is used twice; ids must be unique within a tree"), &problems)
+                try report(
+                    .invalidContent("\(path) (\(type)): the id '\(Validate.prefix(s))' is used twice; ids must be unique within a tree"),
+                    "duplicate-id", &problems)
             }
         }
         let label = id.map { "\(path) (\(type) '\($0)')" } ?? "\(path) (\(type))"
@@ -239,14 +249,14 @@ public struct ViewTree: Sendable, Equatable {
                 try checkURL(s, what: "\(label): widgetURL", limits: limits)
                 widgetURL = s
             } catch {
-                try report(error, &problems)
+                try report(error, "invalid-url", &problems)
             }
         }
         if type == "link" {
             guard case .string(let url)? = fields["url"] else {
                 throw .invalidContent("\(label): a link needs a \"url\" string, e.g. \"tap-me-widget://show-red\"")
             }
-            do { try checkURL(url, what: "\(label): url", limits: limits) } catch { try report(error, &problems) }
+            do { try checkURL(url, what: "\(label): url", limits: limits) } catch { try report(error, "invalid-url", &problems) }
         }
         if type == "button" || type == "toggle" {
             guard case .string(let action)? = fields["action"], !action.isEmpty else {

@@ -278,9 +278,15 @@ public struct WidgetStore: Sendable {
         a.id.count != b.id.count ? a.id.count < b.id.count : a.id < b.id
     }
 
+    /// ``checkConfiguration(_:_:)`` then ``setConfiguration(_:_:)``.
     public mutating func configure(_ id: String, _ configuration: [String: OptionValue]) throws(HostError) {
         try checkConfiguration(id, configuration)
-        widgets[id]!.configuration = configuration
+        setConfiguration(id, configuration)
+    }
+
+    /// Sets a configuration ``checkConfiguration(_:_:)`` accepted.
+    public mutating func setConfiguration(_ id: String, _ configuration: [String: OptionValue]) {
+        widgets[id]?.configuration = configuration
     }
 
     /// Checks a new configuration for widget `id`; changes nothing.
@@ -377,19 +383,8 @@ public enum ContentLint {
         -> [LintFinding]
     {
         let (tree, problems) = try ViewTree.parseRecovering(json)
-        var findings: [LintFinding] = []
-        for problem in problems {
-            if problem.name == .limitExceeded {
-                // A URL over the length limit: SetContent refuses it as LimitExceeded.
-                findings.append(.init(severity: "error", code: "invalid-url", message: problem.message))
-            } else if problem.message.contains("is used twice") {
-                findings.append(.init(severity: "error", code: "duplicate-id", message: problem.message))
-            } else if problem.message.contains("more than once") {
-                findings.append(.init(severity: "error", code: "duplicate-key", message: problem.message))
-            } else {
-                findings.append(.init(severity: "error", code: "invalid-url", message: problem.message))
-            }
-        }
+        // A URL over the length limit is LimitExceeded for SetContent, invalid-url here.
+        let findings = problems.map { LintFinding(severity: "error", code: $0.code, message: $0.error.message) }
         return findings + lint(tree, family: family, policy: policy, schemes: schemes)
     }
 }

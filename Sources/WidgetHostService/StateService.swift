@@ -116,15 +116,12 @@ extension HostService {
         }
     }
 
-    /// The first failure of an outage is logged; retries are armed while the
-    /// directory lags behind the model.
+    /// Logs the first failure of an outage.
     func storageFailed(_ error: any Error) {
-        if storageFailingSince == nil {
-            storageFailingSince = now
-            logger.error(
-                "the state directory refuses writes (\(error)); changes are refused with StorageFailed, everything else goes on working")
-        }
-        armStorageRetry()
+        guard storageFailingSince == nil else { return }
+        storageFailingSince = now
+        logger.error(
+            "the state directory refuses writes (\(error)); changes are refused with StorageFailed, everything else goes on working")
     }
 
     /// A write went through: the outage, if any, is over.
@@ -152,6 +149,7 @@ extension HostService {
             arm(&storageTimer, at: nil) { _ in }
         } catch {
             storageFailed(error)
+            armStorageRetry()
         }
     }
 
@@ -172,14 +170,5 @@ extension HostService {
                 widgetID: id, timeline: Timeline(entries: snapshot.entries, policy: policy), receivedAt: received)
         }
         return image
-    }
-
-    /// The stored form of a placed widget as it is now.
-    func storedWidget(_ id: String) -> StateRecord? {
-        widgets.widgets[id].map { .widget(StoredWidget($0, content: $0.content?.json)) }
-    }
-
-    func storedActivity(_ id: String) -> StateRecord? {
-        activities.activity(id).map { .activity(StoredActivity($0)) }
     }
 }

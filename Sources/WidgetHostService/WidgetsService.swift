@@ -163,7 +163,7 @@ extension HostService {
         var changed = widgets.widgets[id]!
         changed.configuration = configuration
         try persist([.widget(StoredWidget(changed, content: changed.content?.json))])
-        try widgets.configure(id, configuration)
+        widgets.setConfiguration(id, configuration)
         try? connection.emitPropertiesChanged(path: HostNames.widgetPath(id), interface: HostNames.widget, properties: ["Configuration"])
         requestReload(id, .configured)
         return []
