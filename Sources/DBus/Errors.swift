@@ -25,6 +25,7 @@ public struct DBusError: Error, Sendable, Equatable, CustomStringConvertible {
     public static let noMemoryName = "org.freedesktop.DBus.Error.NoMemory"
     public static let serviceUnknownName = "org.freedesktop.DBus.Error.ServiceUnknown"
     public static let nameHasNoOwnerName = "org.freedesktop.DBus.Error.NameHasNoOwner"
+    public static let limitsExceededName = "org.freedesktop.DBus.Error.LimitsExceeded"
     public static let cancelledName = "org.widgethost.DBus.Error.Cancelled"
 
     public static func failed(_ message: String) -> DBusError { DBusError(name: failedName, message: message) }
@@ -32,6 +33,7 @@ public struct DBusError: Error, Sendable, Equatable, CustomStringConvertible {
     public static func disconnected(_ message: String = "The connection to the bus is closed") -> DBusError {
         DBusError(name: disconnectedName, message: message)
     }
+    public static func limitsExceeded(_ message: String) -> DBusError { DBusError(name: limitsExceededName, message: message) }
     public static let noMemory = DBusError(name: noMemoryName, message: "libdbus could not allocate memory")
 }
 
@@ -39,4 +41,16 @@ public struct DBusError: Error, Sendable, Equatable, CustomStringConvertible {
 public struct DBusEncodingError: Error, Sendable, CustomStringConvertible {
     public var description: String
     public init(_ description: String) { self.description = description }
+}
+
+/// What D-Bus allows in one message (the specification's maximums). A peer,
+/// dbus-daemon first, drops the connection that sends more, so `Message`
+/// refuses to carry more with `org.freedesktop.DBus.Error.LimitsExceeded`.
+public enum MessageLimits {
+    /// The most bytes one array may hold (64 MiB).
+    public static let maxArrayBytes = 64 << 20
+    /// The most bytes one message may take, header and body (128 MiB).
+    public static let maxMessageBytes = 128 << 20
+    /// The most bytes a body may take: room is left for the largest header.
+    public static let maxBodyBytes = maxMessageBytes - (64 << 10)
 }

@@ -70,13 +70,22 @@ public final class Reply: Sendable {
         transmit(.failure(error))
     }
 
+    /// The error that replaces a reply that could not be made: LimitsExceeded
+    /// for one over D-Bus's limits (sending it would cost the connection).
+    static func unsendable(_ what: String, _ error: any Error) -> DBusError {
+        if let error = error as? DBusError, error.name == DBusError.limitsExceededName {
+            return .limitsExceeded("the reply of \(what) is too large to send: \(error.message)")
+        }
+        return .failed("internal error: \(what) produced a bad reply: \(error)")
+    }
+
     private func transmit(_ result: Result<[DBusValue], any Error>) {
         guard !call.noReplyExpected else { return }
         let message: Message?
         switch result {
         case .success(let values):
             do { message = try call.makeReturn(values) } catch {
-                message = call.makeError(.failed("internal error: \(what) produced a bad reply: \(error)"))
+                message = call.makeError(Self.unsendable(what, error))
             }
         case .failure(let error):
             message = call.makeError(dbusError(from: error))
@@ -313,7 +322,12 @@ final class ObjectServer: Sendable {
         }
         func answer(_ values: [DBusValue]) {
             guard !message.noReplyExpected else { return }
-            if let reply = try? message.makeReturn(values) { try? connection.send(reply) }
+            do {
+                try connection.send(message.makeReturn(values))
+            } catch {
+                let error = Reply.unsendable("\(interfaceName ?? "").\(member)", error)
+                if let reply = message.makeError(error) { try? connection.send(reply) }
+            }
         }
 
         // Introspectable works on every node, including the inner ones.

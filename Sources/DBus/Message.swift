@@ -134,7 +134,14 @@ public final class Message: @unchecked Sendable {
     /// leaves the message unchanged.
     public func append(_ values: [DBusValue]) throws {
         guard !values.isEmpty else { return }
-        for value in values { try Marshal.check(value) }
+        var end = 0
+        for value in values { end = try Marshal.check(value, at: end) }
+        // A peer (dbus-daemon first) drops the connection that sends a message
+        // over the limits, so the sender must refuse it here.
+        guard end <= MessageLimits.maxBodyBytes else {
+            throw DBusError.limitsExceeded(
+                "the message body would be \(end) bytes; D-Bus allows at most \(MessageLimits.maxMessageBytes) bytes in one message")
+        }
         // The body's signature is one header field of at most 255 bytes; libdbus
         // does not check it on append and writes a corrupt header past that.
         let bodySignature = signature.utf8.count + values.reduce(0) { $0 + $1.signatureLength }
@@ -146,6 +153,19 @@ public final class Message: @unchecked Sendable {
         for value in values {
             guard Marshal.append(value, &iter) else { throw DBusError.noMemory }
         }
+    }
+
+    /// The body's length on the wire, as libdbus marshals it (copies the whole
+    /// message: for tests and diagnostics).
+    var bodyLength: Int {
+        var data: UnsafeMutablePointer<CChar>?
+        var length: Int32 = 0
+        guard dbus_message_marshal(raw, &data, &length) != 0, let data else { return -1 }
+        defer { dbus_free(data) }
+        // The header's fixed part: endianness, type, flags, version, then the body length.
+        var value: UInt32 = 0
+        withUnsafeMutableBytes(of: &value) { $0.copyMemory(from: UnsafeRawBufferPointer(start: data + 4, count: 4)) }
+        return Int(data[0] == CChar(UInt8(ascii: "l")) ? UInt32(littleEndian: value) : UInt32(bigEndian: value))
     }
 
     /// Reads every argument, copying all data out of the message.
@@ -166,10 +186,12 @@ public final class Message: @unchecked Sendable {
 
 /// Encoding and decoding between `DBusValue` and libdbus message iterators.
 enum Marshal {
-    /// Validates a value so that appending it cannot fail halfway.
-    static func check(_ value: DBusValue) throws {
+    /// Validates a value so that appending it cannot fail halfway, and that
+    /// no array in it passes D-Bus's array limit; returns where the value ends
+    /// when it is marshalled from `offset` in a body.
+    static func check(_ value: DBusValue, at offset: Int = 0) throws -> Int {
         try checkType(value)
-        try check(value, depth: 0)
+        return try check(value, depth: 0, at: offset)
     }
 
     /// The value's whole type must be valid on its own: each container's
@@ -191,50 +213,90 @@ enum Marshal {
 
     /// `depth` is the value's nesting depth in the body as the D-Bus
     /// validator counts it (containers and variants alike); over 64 is invalid.
-    private static func check(_ value: DBusValue, depth: Int) throws {
+    /// `offset` is where the value starts in the body; returns where it ends,
+    /// counting the padding the wire format puts before each value.
+    private static func check(_ value: DBusValue, depth: Int, at offset: Int) throws -> Int {
         guard depth <= 64 else { throw DBusEncodingError("a value is nested more than 64 containers deep") }
         switch value {
+        case .byte: return offset + 1
+        case .int16, .uint16: return align(offset, 2) + 2
+        case .bool, .int32, .uint32: return align(offset, 4) + 4
+        case .int64, .uint64, .double: return align(offset, 8) + 8
         case .string(let s):
             if containsNUL(s) { throw DBusEncodingError("a D-Bus string cannot contain a NUL character") }
+            return align(offset, 4) + 4 + s.utf8.count + 1
         case .objectPath(let p):
             if !ObjectPath.isValid(p) { throw DBusEncodingError("'\(p)' is not a valid D-Bus object path") }
+            return align(offset, 4) + 4 + p.utf8.count + 1
         case .signature(let g):
             if !Signature.isValid(g) { throw DBusEncodingError("'\(g)' is not a valid D-Bus signature") }
+            return offset + 1 + g.utf8.count + 1
         case .unixFD(let fd):
             // libdbus sends a duplicate; a closed descriptor would fail halfway through the append.
             if fcntl(fd, F_GETFD) == -1 { throw DBusEncodingError("\(fd) is not an open file descriptor") }
+            return align(offset, 4) + 4
         case .array(let element, let items):
             guard Signature.isSingleCompleteType(element) else {
                 throw DBusEncodingError("array element signature '\(element)' is not one complete type")
             }
             // The validator descends into arrays of strings and containers, not into fixed-size ones.
             let fixed = element.utf8.count == 1 && "ybnqiuxtdh".utf8.contains(element.utf8.first!)
+            let start = align(align(offset, 4) + 4, alignment(of: element))
+            var end = start
             for item in items {
                 guard has(item, type: element) else {
                     throw DBusEncodingError("array of '\(element)' holds a value of type '\(item.signature)'")
                 }
-                try check(item, depth: fixed ? depth : depth + 1)
+                end = try check(item, depth: fixed ? depth : depth + 1, at: end)
             }
+            return try arrayEnd(start, end)
         case .dictionary(let key, let valueType, let entries):
             guard key.utf8.count == 1, Signature.isBasic(key.utf8.first!), Signature.isSingleCompleteType(valueType) else {
                 throw DBusEncodingError("'a{\(key)\(valueType)}' is not a valid dictionary type")
             }
+            let start = align(align(offset, 4) + 4, 8)
+            var end = start
             for entry in entries {
                 guard has(entry.key, type: key), has(entry.value, type: valueType) else {
                     throw DBusEncodingError(
                         "dictionary 'a{\(key)\(valueType)}' holds an entry of types '\(entry.key.signature)' → '\(entry.value.signature)'")
                 }
-                try check(entry.key, depth: depth + 2)
-                try check(entry.value, depth: depth + 2)
+                end = try check(entry.key, depth: depth + 2, at: align(end, 8))
+                end = try check(entry.value, depth: depth + 2, at: end)
             }
+            return try arrayEnd(start, end)
         case .structure(let fields):
             guard !fields.isEmpty else { throw DBusEncodingError("a D-Bus struct needs at least one field") }
-            for field in fields { try check(field, depth: depth + 1) }
+            var end = align(offset, 8)
+            for field in fields { end = try check(field, depth: depth + 1, at: end) }
+            return end
         case .variant(let inner):
             try checkType(inner)
-            try check(inner, depth: depth + 1)
-        default:
-            break
+            return try check(inner, depth: depth + 1, at: offset + 1 + inner.signatureLength + 1)
+        }
+    }
+
+    /// An array's end; its elements (from `start`, after the padding) may take
+    /// at most ``MessageLimits/maxArrayBytes``.
+    private static func arrayEnd(_ start: Int, _ end: Int) throws -> Int {
+        guard end - start <= MessageLimits.maxArrayBytes else {
+            throw DBusError.limitsExceeded(
+                "an array would hold \(end - start) bytes; D-Bus allows at most \(MessageLimits.maxArrayBytes) bytes in one array")
+        }
+        return end
+    }
+
+    private static func align(_ offset: Int, _ alignment: Int) -> Int { (offset + alignment - 1) & ~(alignment - 1) }
+
+    /// The wire alignment of a type, decided by its first character.
+    private static func alignment(of signature: String) -> Int {
+        switch signature.utf8.first {
+        case UInt8(ascii: "n"), UInt8(ascii: "q"): 2
+        case UInt8(ascii: "b"), UInt8(ascii: "i"), UInt8(ascii: "u"), UInt8(ascii: "s"), UInt8(ascii: "o"), UInt8(ascii: "a"),
+            UInt8(ascii: "h"):
+            4
+        case UInt8(ascii: "x"), UInt8(ascii: "t"), UInt8(ascii: "d"), UInt8(ascii: "("), UInt8(ascii: "{"): 8
+        default: 1
         }
     }
 
