@@ -134,8 +134,7 @@ public final class Message: @unchecked Sendable {
     /// leaves the message unchanged.
     public func append(_ values: [DBusValue]) throws {
         guard !values.isEmpty else { return }
-        var end = 0
-        for value in values { end = try Marshal.check(value, at: end) }
+        let end = try DBusValue.wireSize(of: values)
         // A peer (dbus-daemon first) drops the connection that sends a message
         // over the limits, so the sender must refuse it here.
         guard end <= MessageLimits.maxBodyBytes else {
@@ -181,6 +180,16 @@ public final class Message: @unchecked Sendable {
         let text: String
         if case .string(let s)? = arguments().first { text = s } else { text = "" }
         return DBusError(name: errorName ?? DBusError.failedName, message: text)
+    }
+}
+
+extension DBusValue {
+    /// The bytes `values` take as a message body, padding included; throws
+    /// what `Message.append` would for them (LimitsExceeded over D-Bus's limits).
+    public static func wireSize(of values: [DBusValue]) throws -> Int {
+        var end = 0
+        for value in values { end = try Marshal.check(value, at: end) }
+        return end
     }
 }
 

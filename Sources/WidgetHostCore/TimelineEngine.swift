@@ -313,6 +313,9 @@ public struct TimelineEngine: Sendable {
 
     // MARK: Introspection
 
+    /// The entries of the timeline the engine holds for a widget (none when it has none).
+    public func entries(of widgetID: String) -> [TimelineEntry] { states[widgetID]?.entries ?? [] }
+
     /// A widget's timeline state at `now`, or nil when it is not tracked. Changes nothing.
     public func snapshot(widgetID: String, now: Date) -> TimelineSnapshot? {
         guard let state = states[widgetID] else { return nil }

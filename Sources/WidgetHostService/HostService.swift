@@ -21,6 +21,8 @@ public struct HostConfiguration: Sendable {
     public var maxWidgetsPerApp = 1000
     /// Bytes of one widget's configuration, serialized.
     public var maxConfigurationBytes = 65536
+    /// What one app's and all apps' objects may take on the bus.
+    public var budgets = Footprint.Budgets()
     /// Deliveries one app may have waiting for its answer; more taps for it are refused at once.
     public var maxPendingDeliveriesPerApp = 256
     /// Size, depth, element count and URL length of every view tree (content, activities, timelines).
@@ -53,6 +55,8 @@ public actor HostService {
     let interfaces: [String: InterfaceDescription]
     var registry: AppRegistry
     var widgets = WidgetStore()
+    /// What each app's objects take on the bus, against the budgets (see FootprintService.swift).
+    var footprint: Footprint
     /// Built on first use; see `widgetInterfaces()`.
     var sharedWidgetInterfaces: [ExportedInterface]?
     var activities: LiveActivityStore
@@ -104,6 +108,7 @@ public actor HostService {
         widgets.maxPerApp = configuration.maxWidgetsPerApp
         widgets.maxConfigurationBytes = configuration.maxConfigurationBytes
         self.timelines = TimelineEngine(options: configuration.timelines)
+        self.footprint = Footprint(budgets: configuration.budgets)
     }
 
     /// Serves the objects, starts watching connections and reads desktop

@@ -33,12 +33,34 @@ extension HostService {
 
     func currentOrder() -> [String] { activities.ordered(now: now) }
 
+    /// A Live Activity object's properties at a date: what its getters read
+    /// and what its footprint measures (see FootprintService.swift).
+    nonisolated static let activityProperties: [(String, @Sendable (LiveActivity, Date) -> DBusValue, empty: DBusValue)] = {
+        @Sendable func seconds(_ date: Date?) -> DBusValue { .int64(date.map { Int64($0.timeIntervalSince1970.rounded(.down)) } ?? 0) }
+        return [
+            ("Id", { a, _ in .string(a.id) }, empty: .string("")),
+            ("AppId", { a, _ in .string(a.appID) }, empty: .string("")),
+            ("AttributesType", { a, _ in .string(a.attributesType) }, empty: .string("")),
+            ("Content", { a, _ in .string(a.content.json) }, empty: .string("")),
+            ("State", { a, now in .string(a.activityState(at: now).rawValue) }, empty: .string("")),
+            ("StaleDate", { a, _ in seconds(a.staleDate) }, empty: .int64(0)),
+            ("Relevance", { a, _ in .double(a.relevance) }, empty: .double(0)),
+            ("Attributes", { a, _ in .vardict(a.attributes.mapValues(\.dbusValue)) }, empty: .vardict([:])),
+            ("ContentState", { a, _ in .vardict(a.state.mapValues(\.dbusValue)) }, empty: .vardict([:])),
+            ("StartDate", { a, _ in seconds(a.startedAt) }, empty: .int64(0)),
+            ("EndDate", { a, now in a.activityState(at: now) == .ended ? seconds(a.endedAt ?? a.automaticEndDate) : .int64(0) },
+             empty: .int64(0)),
+            ("DismissalDate", { a, now in a.activityState(at: now) == .ended ? seconds(a.removalDate) : .int64(0) },
+             empty: .int64(0)),
+        ]
+    }()
+
     /// `org.widgethost.Host1.LiveActivity`, one value shared by every activity
     /// object; handlers read the id from the path.
     func activityInterfaces() throws -> [ExportedInterface] {
         if let shared = sharedActivityInterfaces { return shared }
         var exported = ExportedInterface(try description(HostNames.liveActivity))
-        func property(_ name: String, _ value: @escaping @Sendable (LiveActivity, Date) -> DBusValue, empty: DBusValue) {
+        for (name, value, empty) in Self.activityProperties {
             exported.property(
                 name,
                 PropertyHandler(getAt: { [weak self] path in
@@ -47,21 +69,6 @@ extension HostService {
                     } ?? empty
                 }))
         }
-        @Sendable func seconds(_ date: Date?) -> DBusValue { .int64(date.map { Int64($0.timeIntervalSince1970.rounded(.down)) } ?? 0) }
-        property("Id", { a, _ in .string(a.id) }, empty: .string(""))
-        property("AppId", { a, _ in .string(a.appID) }, empty: .string(""))
-        property("AttributesType", { a, _ in .string(a.attributesType) }, empty: .string(""))
-        property("Content", { a, _ in .string(a.content.json) }, empty: .string(""))
-        property("State", { a, now in .string(a.activityState(at: now).rawValue) }, empty: .string(""))
-        property("StaleDate", { a, _ in seconds(a.staleDate) }, empty: .int64(0))
-        property("Relevance", { a, _ in .double(a.relevance) }, empty: .double(0))
-        property("Attributes", { a, _ in .vardict(a.attributes.mapValues(\.dbusValue)) }, empty: .vardict([:]))
-        property("ContentState", { a, _ in .vardict(a.state.mapValues(\.dbusValue)) }, empty: .vardict([:]))
-        property("StartDate", { a, _ in seconds(a.startedAt) }, empty: .int64(0))
-        property("EndDate", { a, now in a.activityState(at: now) == .ended ? seconds(a.endedAt ?? a.automaticEndDate) : .int64(0) },
-                 empty: .int64(0))
-        property("DismissalDate", { a, now in a.activityState(at: now) == .ended ? seconds(a.removalDate) : .int64(0) },
-                 empty: .int64(0))
         exported.method(
             "Update", appOwned { service, call, identity in try service.updateActivity(Self.activityID(call.path), call, identity) })
         exported.method(
@@ -134,16 +141,30 @@ extension HostService {
         return []
     }
 
-    /// Makes a change to the Live Activities and stores the records it gives;
-    /// when they cannot be stored, the activities are put back as they were.
+    /// Makes a change to the Live Activities, checks it against the budgets
+    /// and stores the records it gives; when it does not fit or cannot be
+    /// stored, the activities are put back as they were.
     func storingActivities<T>(
         _ change: (inout LiveActivityStore) throws -> T, records: (T) -> [StateRecord]
     ) throws -> T {
         let saved = activities
         let result = try change(&activities)
-        do { try persist(records(result)) } catch {
+        let records = records(result)
+        do {
+            for case .activity(let stored) in records {
+                if let activity = activities.activity(stored.id) { try checkFootprint(of: activity) }
+            }
+            try persist(records)
+        } catch {
             activities = saved
             throw error
+        }
+        for record in records {
+            switch record {
+            case .activity(let stored): chargeActivity(stored.id)
+            case .activityRemoved(let id): footprint.release(id)
+            default: break
+            }
         }
         return result
     }
@@ -183,11 +204,13 @@ extension HostService {
     func activityDeadlinePassed() {
         let changes = activities.advance(to: now)
         for change in changes.stateChanges {
+            chargeActivity(change.id)
             try? connection.emitPropertiesChanged(
                 path: HostNames.activityPath(change.id), interface: HostNames.liveActivity, properties: ["State", "EndDate", "DismissalDate"])
         }
         persistQuietly(changes.removed.map { .activityRemoved(id: $0) })
         for id in changes.removed {
+            footprint.release(id)
             connection.unexport(HostNames.activityPath(id))
             logger.info("Live Activity dismissed", metadata: ["activity": "\(id)"])
         }

@@ -52,6 +52,9 @@ extension HostService {
             }
         }
         apply(effects)
+        // What was stored is served even when it passes budgets lowered since.
+        for id in widgets.widgets.keys { chargeWidget(id) }
+        for id in durable.activities.keys { chargeActivity(id) }
         state = directory
         logger.info(
             "state restored",

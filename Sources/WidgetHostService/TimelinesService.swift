@@ -207,6 +207,7 @@ extension HostService {
     }
 
     func widgetGone(_ id: String) {
+        footprint.release(id)
         if timelines.untrack(widgetID: id) { rearmTimelineTimer() }
     }
 
@@ -290,8 +291,10 @@ extension HostService {
                 limits: options.contentLimits, maxEntries: options.maxEntries)
             let arrived = now
             guard timelines.isAwaiting(fetch) else { return }
+            if let widget = widgets.widgets[fetch.widgetID] { try checkFootprint(of: widget, entries: timeline.entries) }
             persistQuietly([.timeline(StoredTimeline(widgetID: fetch.widgetID, timeline: timeline, receivedAt: arrived))])
             let effects = timelines.fetchSucceeded(fetch, timeline: timeline, now: arrived)
+            chargeWidget(fetch.widgetID)
             logger.debug(
                 "timeline received", metadata: ["widget": "\(fetch.widgetID)", "entries": "\(entries.count)", "reason": "\(fetch.reason.rawValue)"])
             apply(effects)
@@ -312,6 +315,7 @@ extension HostService {
             switch effect {
             case .show(let id, let content):
                 widgets.setContent(id, tree: content)
+                chargeWidget(id)
                 try? connection.emitPropertiesChanged(path: HostNames.widgetPath(id), interface: HostNames.widget, properties: ["Content"])
             case .fetch(let fetch):
                 startFetch(fetch)

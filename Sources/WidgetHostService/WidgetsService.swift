@@ -61,8 +61,10 @@ extension HostService {
         let widget = try widgets.placement(
             appID: appID, kind: call.arguments[1].stringValue ?? "", family: call.arguments[2].stringValue ?? "",
             configuration: OptionValue.dictionary(call.arguments[3]))
+        try checkFootprint(of: widget, entries: [])
         try persist([.widget(StoredWidget(widget, content: nil))])
         widgets.insert(widget)
+        chargeWidget(widget.id)
         try connection.export(widgetInterfaces(), at: HostNames.widgetPath(widget.id))
         logger.info("widget added", metadata: ["widget": "\(widget.id)", "app": "\(appID)", "kind": "\(widget.kind)"])
         widgetPlaced(widget.id)
@@ -97,25 +99,30 @@ extension HostService {
         return path.hasPrefix(prefix) ? String(path.dropFirst(prefix.count)) : ""
     }
 
+    /// A widget object's properties: what its getters read and what its
+    /// footprint measures (see FootprintService.swift).
+    nonisolated static let widgetProperties: [(String, @Sendable (PlacedWidget) -> DBusValue, empty: DBusValue)] = [
+        ("Id", { .string($0.id) }, empty: .string("")),
+        ("AppId", { .string($0.appID) }, empty: .string("")),
+        ("Kind", { .string($0.kind) }, empty: .string("")),
+        ("Family", { .string($0.family.rawValue) }, empty: .string("")),
+        ("Configuration", { .vardict($0.configuration.mapValues(\.dbusValue)) }, empty: .vardict([:])),
+        ("Content", { .string($0.content?.json ?? "") }, empty: .string("")),
+    ]
+
     /// `org.widgethost.Host1.Widget`, built once and exported at every widget's
     /// path: the handlers read the widget id from the path they are called on,
     /// so a placed widget costs a dictionary entry, not a set of closures.
     func widgetInterfaces() throws -> [ExportedInterface] {
         if let shared = sharedWidgetInterfaces { return shared }
         var exported = ExportedInterface(try description(HostNames.widget))
-        func property(_ name: String, _ value: @escaping @Sendable (PlacedWidget) -> DBusValue, empty: DBusValue) {
+        for (name, value, empty) in Self.widgetProperties {
             exported.property(
                 name,
                 PropertyHandler(getAt: { [weak self] path in
                     self?.assumeIsolated { service in service.widgets.widgets[Self.widgetID(path)].map(value) } ?? empty
                 }))
         }
-        property("Id", { .string($0.id) }, empty: .string(""))
-        property("AppId", { .string($0.appID) }, empty: .string(""))
-        property("Kind", { .string($0.kind) }, empty: .string(""))
-        property("Family", { .string($0.family.rawValue) }, empty: .string(""))
-        property("Configuration", { .vardict($0.configuration.mapValues(\.dbusValue)) }, empty: .vardict([:]))
-        property("Content", { .string($0.content?.json ?? "") }, empty: .string(""))
         exported.method(
             "SetContent", appOwned { service, call, identity in try service.setContent(Self.widgetID(call.path), call, identity) })
         exported.method("Configure", isolatedImmediate { service, call in try service.configure(Self.widgetID(call.path), call) })
@@ -151,8 +158,12 @@ extension HostService {
         guard let widget = widgets.widgets[id] else { throw DBusError(name: DBusError.unknownObjectName, message: "No widget \(id)") }
         try requireOwner(widget.appID, call.sender, identity, doing: "set the content of its widgets")
         let content = try widgets.content(call.arguments[0].stringValue ?? "")
+        var changed = widget
+        changed.content = content
+        try checkFootprint(of: changed)
         try persist([.widget(StoredWidget(widget, content: content?.json))])
         widgets.setContent(id, tree: content)
+        chargeWidget(id)
         try? connection.emitPropertiesChanged(path: HostNames.widgetPath(id), interface: HostNames.widget, properties: ["Content"])
         return []
     }
@@ -162,8 +173,10 @@ extension HostService {
         try widgets.checkConfiguration(id, configuration)
         var changed = widgets.widgets[id]!
         changed.configuration = configuration
+        try checkFootprint(of: changed)
         try persist([.widget(StoredWidget(changed, content: changed.content?.json))])
         widgets.setConfiguration(id, configuration)
+        chargeWidget(id)
         try? connection.emitPropertiesChanged(path: HostNames.widgetPath(id), interface: HostNames.widget, properties: ["Configuration"])
         requestReload(id, .configured)
         return []

@@ -51,6 +51,12 @@ struct WidgetHostd: AsyncParsableCommand {
     @Option(help: "The largest configuration of one widget, in bytes serialized as a{sv}.")
     var maxConfigurationBytes: Int = 65536
 
+    @Option(help: "The most bytes one app's widgets, their timelines and its Live Activities may take, measured as they travel on the bus.")
+    var maxAppBytes: Int = Footprint.Budgets().perApp
+
+    @Option(help: "The most bytes all apps' widgets, timelines and Live Activities may take, measured as they travel on the bus (at most \(Footprint.Budgets.largestTotal), so that GetManagedObjects always fits one D-Bus message).")
+    var maxHostBytes: Int = Footprint.Budgets().total
+
     @Option(help: "App registrations one connection may hold.")
     var maxRegistrationsPerConnection: Int = 256
 
@@ -90,12 +96,19 @@ struct WidgetHostd: AsyncParsableCommand {
         }
         for (name, value) in [
             ("--max-activities-per-app", maxActivitiesPerApp), ("--max-widgets-per-app", maxWidgetsPerApp),
-            ("--max-configuration-bytes", maxConfigurationBytes),
+            ("--max-configuration-bytes", maxConfigurationBytes), ("--max-app-bytes", maxAppBytes), ("--max-host-bytes", maxHostBytes),
             ("--max-registrations-per-connection", maxRegistrationsPerConnection),
             ("--max-pending-deliveries-per-app", maxPendingDeliveriesPerApp), ("--max-content-bytes", maxContentBytes),
             ("--max-content-depth", maxContentDepth), ("--max-content-elements", maxContentElements), ("--max-url-length", maxUrlLength),
         ] where value < 1 {
             throw ValidationError("\(name) must be at least 1")
+        }
+        guard maxHostBytes <= Footprint.Budgets.largestTotal else {
+            throw ValidationError(
+                "--max-host-bytes must be at most \(Footprint.Budgets.largestTotal): GetManagedObjects lists everything the host holds in one array, and D-Bus allows at most 64 MiB in one")
+        }
+        guard maxAppBytes <= maxHostBytes else {
+            throw ValidationError("--max-app-bytes (\(maxAppBytes)) must be at most --max-host-bytes (\(maxHostBytes))")
         }
     }
 
@@ -116,6 +129,8 @@ struct WidgetHostd: AsyncParsableCommand {
         config.maxWidgetsPerApp = maxWidgetsPerApp
         config.maxConfigurationBytes = maxConfigurationBytes
         config.maxRegistrationsPerConnection = maxRegistrationsPerConnection
+        config.budgets.perApp = maxAppBytes
+        config.budgets.total = maxHostBytes
         config.maxPendingDeliveriesPerApp = maxPendingDeliveriesPerApp
         config.contentLimits.maxBytes = maxContentBytes
         config.contentLimits.maxDepth = maxContentDepth
