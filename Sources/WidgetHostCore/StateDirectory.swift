@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -46,8 +47,19 @@ public final class StateDirectory {
     public private(set) var notes: [String] = []
 
     private var journal: Int32 = -1
-    /// `lock`, held (flock) while this value lives: one host per directory.
+    /// `lock`, held (a POSIX record lock) while this value lives: one host per directory.
     private var lock: Int32 = -1
+    /// The lock file as device and inode, while this value holds it.
+    private var lockedFile: String?
+    /// The lock files this process holds: a POSIX lock keeps out other
+    /// processes only, so a second opening in the same process is told apart here.
+    private static let openHere = Mutex<Set<String>>([])
+
+    /// Forgets a lock file this process held; returns false, for use in a guard.
+    private static func release(_ file: String) -> Bool {
+        _ = openHere.withLock { $0.remove(file) }
+        return false
+    }
     /// The bytes of whole records in the journal: where the next one goes.
     private var journalBytes = 0
     /// The journal file may hold more than `journalBytes` (an append that
@@ -98,6 +110,7 @@ public final class StateDirectory {
     deinit {
         if journal >= 0 { close(journal) }
         if lock >= 0 { close(lock) }
+        if let lockedFile { _ = Self.release(lockedFile) }
     }
 
     /// Two hosts writing one directory would lose each other's records: the
@@ -113,12 +126,22 @@ public final class StateDirectory {
             notes.append("cannot open \(name) (\(String(cString: strerror(errno)))); going on unlocked")
             return
         }
-        guard flock(lock, LOCK_EX | LOCK_NB) == 0 else {
+        // A POSIX record lock belongs to this process: unlike flock, a child
+        // forked meanwhile (to exec a helper) does not hold it on, so it ends
+        // exactly when this value closes it. A read-only descriptor can only
+        // take a read lock, which still keeps out any host that would write.
+        var request = Glibc.flock()
+        request.l_type = Int16(fcntl(lock, F_GETFL) & O_ACCMODE == O_RDONLY ? F_RDLCK : F_WRLCK)
+        request.l_whence = Int16(SEEK_SET)
+        var status = stat()
+        let file = fstat(lock, &status) == 0 ? "\(status.st_dev):\(status.st_ino)" : name
+        guard Self.openHere.withLock({ $0.insert(file).inserted }), fcntl(lock, F_SETLK, &request) == 0 || Self.release(file) else {
             let holder = (try? String(contentsOfFile: name, encoding: .utf8))?.split(separator: "\n").first.map(String.init) ?? "?"
             close(lock)
             lock = -1
             throw StateDirectoryError.inUse(path, holder: holder)
         }
+        lockedFile = file
         // Who holds it, for the message another host gives; best effort.
         if ftruncate(lock, 0) == 0 { try? writeAll(lock, Array("\(getpid())\n".utf8), what: name) }
     }
