@@ -96,6 +96,8 @@ public struct StoredTimeline: Codable, Sendable, Equatable {
 public enum StateRecord: Codable, Sendable, Equatable {
     /// An app's bundle (RegisterWidgets), as the app sent it.
     case bundle(appID: String, json: String)
+    /// An app's bundle forgotten: the app is gone and has no placed widget.
+    case bundleRemoved(appID: String)
     /// A widget placed or changed (configuration, content): the whole widget.
     case widget(StoredWidget)
     /// A widget removed, with its timeline.
@@ -128,6 +130,8 @@ public struct DurableState: Codable, Sendable, Equatable {
         switch record {
         case .bundle(let appID, let json):
             bundles[appID] = json
+        case .bundleRemoved(let appID):
+            bundles[appID] = nil
         case .widget(let widget):
             widgets[widget.id] = widget
             nextWidgetNumber = max(nextWidgetNumber, Self.number(widget.id, prefix: "w") + 1)

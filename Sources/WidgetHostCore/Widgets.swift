@@ -186,6 +186,17 @@ public struct WidgetStore: Sendable {
         }.map(\.id).sorted()
     }
 
+    /// The apps among `appIDs` whose bundle nobody needs any more: the app is
+    /// not known (`isKnown`: no live registration, no desktop entry) and has
+    /// no placed widget. A renderer offers kinds only of apps it can reach,
+    /// and a placed widget keeps its kind's description.
+    public func unneededBundles(among appIDs: some Sequence<String>, isKnown: (String) -> Bool) -> [String] {
+        Set(appIDs).filter { bundles[$0] != nil && countsByApp[$0] == nil && !isKnown($0) }.sorted()
+    }
+
+    /// Forgets an app's bundle (see ``unneededBundles(among:isKnown:)``).
+    public mutating func dropBundle(appID: String) { bundles[appID] = nil }
+
     /// Sets a bundle as is (restoring; no widget is dropped).
     mutating func setBundle(appID: String, _ bundle: WidgetBundle) { bundles[appID] = bundle }
 

@@ -230,6 +230,7 @@ public actor HostService {
         try registry.unregister(appID: appID, caller: call.sender)
         logger.info("unregistered", metadata: ["app": "\(appID)", "owner": "\(call.sender)"])
         emit("AppUnregistered", appID)
+        dropUnneededBundles(among: [appID])
         return []
     }
 
@@ -298,10 +299,28 @@ public actor HostService {
 
     func connectionClosed(_ owner: String) {
         forgetCaller(owner)
-        for appID in registry.connectionClosed(owner) {
+        let ended = registry.connectionClosed(owner)
+        for appID in ended {
             logger.info("registration ended with its connection", metadata: ["app": "\(appID)", "owner": "\(owner)"])
             emit("AppUnregistered", appID)
         }
+        dropUnneededBundles(among: ended)
+    }
+
+    /// Forgets the bundles of apps among `appIDs` that are gone (no live
+    /// registration, no desktop entry) and have no placed widget, so that
+    /// apps that come and go leave nothing behind. When the disk refuses,
+    /// the bundles stay until the next chance.
+    func dropUnneededBundles(among appIDs: some Sequence<String>) {
+        let unneeded = widgets.unneededBundles(among: appIDs) { registry.app($0) != nil }
+        guard !unneeded.isEmpty else { return }
+        do {
+            try persist(unneeded.map { .bundleRemoved(appID: $0) })
+        } catch {
+            return logger.warning("could not forget the bundles of apps that are gone: \(error)")
+        }
+        for appID in unneeded { widgets.dropBundle(appID: appID) }
+        logger.info("bundles of apps that are gone forgotten", metadata: ["apps": "\(unneeded)"])
     }
 
     private func emit(_ signal: String, _ appID: String) {
@@ -326,5 +345,6 @@ public actor HostService {
         registry.replaceDiscovered(scan)
         logger.info("desktop entries read", metadata: ["apps": "\(scan.apps.map(\.id))"])
         for app in scan.apps { providerMayHaveChanged(app.id) }
+        dropUnneededBundles(among: widgets.bundles.keys)
     }
 }

@@ -183,12 +183,13 @@ extension HostService {
     }
 
     func removeWidget(_ id: String) throws -> [DBusValue] {
-        guard widgets.widgets[id] != nil else { throw DBusError(name: DBusError.unknownObjectName, message: "No widget \(id)") }
+        guard let widget = widgets.widgets[id] else { throw DBusError(name: DBusError.unknownObjectName, message: "No widget \(id)") }
         try persist([.widgetRemoved(id: id)])
         widgets.remove(id)
         connection.unexport(HostNames.widgetPath(id))
         widgetGone(id)
         logger.info("widget removed", metadata: ["widget": "\(id)"])
+        dropUnneededBundles(among: [widget.appID])
         return []
     }
 

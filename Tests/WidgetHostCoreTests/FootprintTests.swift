@@ -53,3 +53,21 @@ struct FootprintTests {
         #expect(throws: HostError.self) { try footprint.check("w2", appID: "org.example.B", bytes: 1) }
     }
 }
+
+@Suite("Bundles nobody needs")
+struct UnneededBundleTests {
+    @Test("a bundle is unneeded when its app is not known and has no placed widget")
+    func unneeded() throws {
+        var store = WidgetStore()
+        let bundle = try WidgetBundle.parse(#"{"widgets":[{"kind":"K","families":["systemSmall"]}]}"#)
+        for app in ["org.example.Known", "org.example.Placed", "org.example.Gone"] { store.registerBundle(appID: app, bundle) }
+        let widget = try store.add(appID: "org.example.Placed", kind: "K", family: "systemSmall", configuration: [:])
+        let known: (String) -> Bool = { $0 == "org.example.Known" }
+        let all = ["org.example.Known", "org.example.Placed", "org.example.Gone", "org.example.NoBundle", "org.example.Gone"]
+        #expect(store.unneededBundles(among: all, isKnown: known) == ["org.example.Gone"])
+        store.remove(widget.id)
+        #expect(store.unneededBundles(among: all, isKnown: known) == ["org.example.Gone", "org.example.Placed"])
+        store.dropBundle(appID: "org.example.Gone")
+        #expect(store.bundles["org.example.Gone"] == nil && store.bundles["org.example.Known"] != nil)
+    }
+}

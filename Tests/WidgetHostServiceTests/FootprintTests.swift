@@ -158,3 +158,53 @@ struct TimelineFootprintTests {
         #expect(try await run.renderer.content(widget) == "")
     }
 }
+
+@Suite("Bundles of apps that are gone are forgotten", .timeLimit(.minutes(2)))
+struct GoneAppBundleTests {
+    static let bundle = FootprintTests.bundle
+
+    @Test("a bundle is forgotten once its app has no registration, no desktop entry and no placed widget — and stays forgotten after a restart")
+    func forgotten() async throws {
+        let fixture = try await HostFixture.make(desktopEntries: [
+            "org.example.Installed.desktop": "[Desktop Entry]\nType=Application\nName=Installed\nExec=true\nDBusActivatable=true\n"
+        ])
+        defer { fixture.stop() }
+        try await fixture.startHost()
+        let renderer = try await fixture.connect()
+        defer { renderer.close() }
+        // Three apps publish a bundle: one installed, one that will keep a placed widget, one with neither.
+        for appID in ["org.example.Installed", "org.example.Placed", "org.example.Passing"] {
+            let app = try await AppPeer(fixture, appID: appID, protocol: "freedesktop")
+            try await app.registerWidgets(Self.bundle)
+            if appID == "org.example.Placed" { _ = try await renderer.addWidget(appID, "K", "systemSmall") }
+            app.close()
+        }
+        // The host hears of the closed connections from the bus.
+        let ended = await eventually { (try? await listApps(renderer).keys.sorted()) == ["org.example.Installed"] }
+        #expect(ended)
+        await expectHostError("UnknownKind", mentioning: "org.example.Passing has registered no widget kinds") {
+            _ = try await renderer.addWidget("org.example.Passing", "K", "systemSmall")
+        }
+        // The installed app keeps its bundle; so does the app with a placed widget, until that widget goes.
+        let installed = try await renderer.addWidget("org.example.Installed", "K", "systemSmall")
+        _ = try await renderer.addWidget("org.example.Placed", "K", "systemSmall")
+        for widget in try await renderer.managedObjects().keys where widget.contains("/widgets/") && widget != installed {
+            _ = try await renderer.call(
+                destination: "org.widgethost.Host1", path: widget, interface: "org.widgethost.Host1.Widget", member: "Remove")
+        }
+        await expectHostError("UnknownKind", mentioning: "org.example.Placed has registered no widget kinds") {
+            _ = try await renderer.addWidget("org.example.Placed", "K", "systemSmall")
+        }
+        // Forgetting was stored: a restart does not bring the bundles back.
+        await fixture.stopHost()
+        try await fixture.startHost()
+        let after = try await fixture.connect()
+        defer { after.close() }
+        for appID in ["org.example.Placed", "org.example.Passing"] {
+            await expectHostError("UnknownKind", mentioning: "\(appID) has registered no widget kinds") {
+                _ = try await after.addWidget(appID, "K", "systemSmall")
+            }
+        }
+        _ = try await after.addWidget("org.example.Installed", "K", "systemSmall")
+    }
+}
