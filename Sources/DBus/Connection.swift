@@ -71,10 +71,10 @@ struct RawConnection: @unchecked Sendable {
 }
 
 /// Calls `dbus_threads_init_default` once, before any other libdbus call.
-let threadsInitialized: Bool = dbus_threads_init_default() != 0
+package let threadsInitialized: Bool = dbus_threads_init_default() != 0
 
 /// Runs a libdbus call that reports through a `DBusError*`, mapping a set error to a thrown one.
-func withCError<T>(_ body: (UnsafeMutablePointer<CDBus.DBusError>) -> T?) throws -> T {
+package func withCError<T>(_ body: (UnsafeMutablePointer<CDBus.DBusError>) -> T?) throws -> T {
     var error = CDBus.DBusError()
     dbus_error_init(&error)
     defer { dbus_error_free(&error) }

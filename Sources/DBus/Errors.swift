@@ -26,7 +26,6 @@ public struct DBusError: Error, Sendable, Equatable, CustomStringConvertible {
     public static let serviceUnknownName = "org.freedesktop.DBus.Error.ServiceUnknown"
     public static let nameHasNoOwnerName = "org.freedesktop.DBus.Error.NameHasNoOwner"
     public static let limitsExceededName = "org.freedesktop.DBus.Error.LimitsExceeded"
-    public static let cancelledName = "org.widgethost.DBus.Error.Cancelled"
 
     public static func failed(_ message: String) -> DBusError { DBusError(name: failedName, message: message) }
     public static func invalidArgs(_ message: String) -> DBusError { DBusError(name: invalidArgsName, message: message) }

@@ -395,7 +395,7 @@ final class MainLoop: @unchecked Sendable {
 }
 
 /// CLOCK_MONOTONIC in nanoseconds: the clock of the loop's timers and of call deadlines.
-func monotonicNanoseconds() -> UInt64 {
+package func monotonicNanoseconds() -> UInt64 {
     var ts = timespec()
     clock_gettime(CLOCK_MONOTONIC, &ts)
     return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)

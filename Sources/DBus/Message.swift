@@ -7,14 +7,14 @@ import Musl
 #endif
 
 /// The type codes libdbus uses, as Int32 (the C macros are casts Swift does not import).
-enum TypeCode {
-    static let invalid: Int32 = 0
-    static let byte = code("y"), boolean = code("b"), int16 = code("n"), uint16 = code("q")
-    static let int32 = code("i"), uint32 = code("u"), int64 = code("x"), uint64 = code("t")
-    static let double = code("d"), string = code("s"), objectPath = code("o"), signature = code("g")
-    static let unixFD = code("h"), array = code("a"), variant = code("v"), structure = code("r")
-    static let dictEntry = code("e")
-    static func code(_ c: Unicode.Scalar) -> Int32 { Int32(c.value) }
+package enum TypeCode {
+    package static let invalid: Int32 = 0
+    package static let byte = code("y"), boolean = code("b"), int16 = code("n"), uint16 = code("q")
+    package static let int32 = code("i"), uint32 = code("u"), int64 = code("x"), uint64 = code("t")
+    package static let double = code("d"), string = code("s"), objectPath = code("o"), signature = code("g")
+    package static let unixFD = code("h"), array = code("a"), variant = code("v"), structure = code("r")
+    package static let dictEntry = code("e")
+    package static func code(_ c: Unicode.Scalar) -> Int32 { Int32(c.value) }
 }
 
 /// The four kinds of D-Bus message.
@@ -26,10 +26,10 @@ public enum MessageKind: Sendable, Equatable {
 /// when released. Header strings and arguments are copied out on reading, so
 /// nothing read from a message outlives it by pointer.
 public final class Message: @unchecked Sendable {
-    let raw: OpaquePointer
+    package let raw: OpaquePointer
 
     /// Takes over one reference.
-    init(owning raw: OpaquePointer) {
+    package init(owning raw: OpaquePointer) {
         self.raw = raw
     }
 

@@ -1,25 +1,28 @@
 import CDBus
+import DBus
 
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// Direct libdbus, with no binding in between: the floor every benchmark
-/// compares against. These functions BLOCK; run them on a dedicated thread,
+/// compares against. It is the benchmark's own (the binding knows nothing of
+/// what is measured), and the one place besides the binding that calls
+/// libdbus: a direct libdbus round trip is what it measures. These functions BLOCK; run them on a dedicated thread,
 /// never on a task of the cooperative pool.
-public enum DirectLibdbus {
-    public static let echoInterface = "org.widgethost.Bench.Echo"
-    public static let echoPath = "/org/widgethost/Bench/Echo"
+enum DirectLibdbus {
+    static let echoInterface = "org.widgethost.Bench.Echo"
+    static let echoPath = "/org/widgethost/Bench/Echo"
 
     /// A plain libdbus echo server on its own connection. `run()` serves until `stop()`.
-    public final class EchoServer: @unchecked Sendable {
+    final class EchoServer: @unchecked Sendable {
         let raw: OpaquePointer
-        public let uniqueName: String
+        let uniqueName: String
         private let stopping = Locked(false)
 
         /// With `answeringEveryCall`, every other method call gets an empty
         /// reply too: the quickest possible app for a host to deliver to.
-        public init(address: String, answeringEveryCall: Bool = false) throws {
+        init(address: String, answeringEveryCall: Bool = false) throws {
             let raw = try openRegistered(address)
             uniqueName = String(cString: dbus_bus_get_unique_name(raw))
             dbus_connection_add_filter(raw, answeringEveryCall ? answerFilter : echoFilter, nil, nil)
@@ -27,21 +30,21 @@ public enum DirectLibdbus {
         }
 
         /// A blocking call from this connection; only before `run()`.
-        public func call(_ message: Message) throws -> Message {
+        func call(_ message: Message) throws -> Message {
             Message(owning: try withCError { dbus_connection_send_with_reply_and_block(raw, message.raw, 25_000, $0) })
         }
 
         /// Blocks, answering echo calls, until `stop()`.
-        public func run() { serve(raw, until: stopping) }
+        func run() { serve(raw, until: stopping) }
 
-        public func stop() { stopping.withLock { $0 = true } }
+        func stop() { stopping.withLock { $0 = true } }
     }
 
     /// A blocking libdbus client.
-    public final class Client: @unchecked Sendable {
+    final class Client: @unchecked Sendable {
         let raw: OpaquePointer
 
-        public init(address: String) throws {
+        init(address: String) throws {
             let raw = try openRegistered(address)
             self.raw = raw
         }
@@ -63,7 +66,7 @@ public enum DirectLibdbus {
         }
 
         /// One echo round trip with `dbus_connection_send_with_reply_and_block`; returns nanoseconds.
-        public func roundTrip(to destination: String, payload: String) throws -> UInt64 {
+        func roundTrip(to destination: String, payload: String) throws -> UInt64 {
             let message = makeCall(destination, payload)
             defer { dbus_message_unref(message) }
             let start = monotonicNanoseconds()
@@ -74,7 +77,7 @@ public enum DirectLibdbus {
         }
 
         /// One blocking round trip of `message`; returns nanoseconds. An error reply throws.
-        public func roundTrip(_ message: Message) throws -> UInt64 {
+        func roundTrip(_ message: Message) throws -> UInt64 {
             let start = monotonicNanoseconds()
             let reply = try withCError { dbus_connection_send_with_reply_and_block(raw, message.raw, 25_000, $0) }
             let end = monotonicNanoseconds()
@@ -83,13 +86,13 @@ public enum DirectLibdbus {
         }
 
         /// `total` calls with `window` in flight at a time; returns calls per second.
-        public func pipelined(to destination: String, payload: String, total: Int, window: Int) -> Double {
+        func pipelined(to destination: String, payload: String, total: Int, window: Int) -> Double {
             pipelined(total: total, window: window) { makeCall(destination, payload) }
         }
 
         /// `total` calls made by `make` with `window` in flight; returns calls per second.
         /// Throws when any call is answered with an error.
-        public func pipelined(total: Int, window: Int, make: () throws -> Message) throws -> Double {
+        func pipelined(total: Int, window: Int, make: () throws -> Message) throws -> Double {
             var failed: String?
             let rate = pipelined(total: total, window: window) {
                 guard let message = try? make() else { return nil }
@@ -138,24 +141,24 @@ public enum DirectLibdbus {
     /// delivery call to `app` with a source dictionary, the app's reply read,
     /// the reply with a details dictionary, and a signal carrying them), with
     /// no work of its own. `run()` serves until `stop()`.
-    public final class Relay: @unchecked Sendable {
+    final class Relay: @unchecked Sendable {
         let raw: OpaquePointer
         let app: String
         private let stopping = Locked(false)
 
-        public init(address: String, app: String) throws {
+        init(address: String, app: String) throws {
             let raw = try openRegistered(address)
             self.raw = raw
             self.app = app
             dbus_connection_add_filter(raw, relayFilter, Unmanaged.passUnretained(self).toOpaque(), nil)
         }
 
-        public var uniqueName: String { String(cString: dbus_bus_get_unique_name(raw)) }
+        var uniqueName: String { String(cString: dbus_bus_get_unique_name(raw)) }
 
         /// Blocks, relaying calls, until `stop()`.
-        public func run() { serve(raw, until: stopping) }
+        func run() { serve(raw, until: stopping) }
 
-        public func stop() { stopping.withLock { $0 = true } }
+        func stop() { stopping.withLock { $0 = true } }
 
         fileprivate func relay(_ call: OpaquePointer) {
             let delivery = dbus_message_new_method_call(app, "/org/example/Bench", "org.widgethost.App1", "OpenURL")!
@@ -196,7 +199,7 @@ public enum DirectLibdbus {
         }
     }
 
-    public static func monotonicNanoseconds() -> UInt64 { DBus.monotonicNanoseconds() }
+    static func monotonicNanoseconds() -> UInt64 { DBus.monotonicNanoseconds() }
 }
 
 /// Answers `Echo(s) → s` with the same string.
