@@ -56,11 +56,11 @@ public struct StoredActivity: Codable, Sendable, Equatable {
         content = activity.content.json
         attributes = activity.attributes
         state = activity.state
-        staleDate = activity.staleDate.map(DurableState.milliseconds)
+        staleDate = activity.staleDate.map(UnixTime.milliseconds)
         relevance = activity.relevance
-        startedAt = DurableState.milliseconds(activity.startedAt)
-        endedAt = activity.endedAt.map(DurableState.milliseconds)
-        removeAt = activity.removeAt.map(DurableState.milliseconds)
+        startedAt = UnixTime.milliseconds(activity.startedAt)
+        endedAt = activity.endedAt.map(UnixTime.milliseconds)
+        removeAt = activity.removeAt.map(UnixTime.milliseconds)
     }
 }
 
@@ -81,7 +81,7 @@ public struct StoredTimeline: Codable, Sendable, Equatable {
         entries = timeline.entries.map { Entry(at: $0.unixMs, content: $0.content.json) }
         policy = timeline.policy.name
         if case .after(let ms) = timeline.policy { reloadAt = ms } else { reloadAt = 0 }
-        self.receivedAt = DurableState.milliseconds(receivedAt)
+        self.receivedAt = UnixTime.milliseconds(receivedAt)
     }
 
     /// The timeline, validated again (a stored file is input like any other).
@@ -154,8 +154,6 @@ public struct DurableState: Codable, Sendable, Equatable {
         return UInt64(id.dropFirst()) ?? 0
     }
 
-    static func milliseconds(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded(.down)) }
-    static func date(_ ms: Int64) -> Date { Date(timeIntervalSince1970: TimeInterval(ms) / 1000) }
 }
 
 // MARK: - Rebuilding the model
@@ -185,9 +183,9 @@ extension LiveActivityStore {
         let activity = LiveActivity(
             id: stored.id, appID: stored.appID, attributesType: stored.attributesType,
             content: try ActivityContent.parse(stored.content, limits: limits.content), attributes: stored.attributes,
-            state: stored.state, staleDate: stored.staleDate.map(DurableState.date), relevance: stored.relevance,
-            startedAt: DurableState.date(stored.startedAt), endedAt: stored.endedAt.map(DurableState.date),
-            removeAt: stored.removeAt.map(DurableState.date), number: DurableState.number(stored.id, prefix: "a"))
+            state: stored.state, staleDate: stored.staleDate.map(UnixTime.date), relevance: stored.relevance,
+            startedAt: UnixTime.date(stored.startedAt), endedAt: stored.endedAt.map(UnixTime.date),
+            removeAt: stored.removeAt.map(UnixTime.date), number: DurableState.number(stored.id, prefix: "a"))
         insertRestored(activity, now: now, nextNumber: max(atLeast, activity.number + 1))
     }
 }

@@ -101,13 +101,13 @@ public struct TimelineEngine: Sendable {
         var options = options
         options.dailyBudget = max(1, options.dailyBudget)
         options.maxEntries = max(1, options.maxEntries)
-        let retryInitial = TimelineTime.milliseconds(seconds: options.retryInitialDelay, minimum: 1)
+        let retryInitial = UnixTime.milliseconds(seconds: options.retryInitialDelay, minimum: 1)
         limits = TimelineLimits(
             budget: options.dailyBudget,
-            window: TimelineTime.milliseconds(seconds: options.budgetWindow, minimum: 1),
-            minimumInterval: TimelineTime.milliseconds(seconds: options.minimumReloadInterval, minimum: 0),
+            window: UnixTime.milliseconds(seconds: options.budgetWindow, minimum: 1),
+            minimumInterval: UnixTime.milliseconds(seconds: options.minimumReloadInterval, minimum: 0),
             retryInitial: retryInitial,
-            retryMaximum: TimelineTime.milliseconds(seconds: options.retryMaximumDelay, minimum: retryInitial))
+            retryMaximum: UnixTime.milliseconds(seconds: options.retryMaximumDelay, minimum: retryInitial))
         self.options = options
     }
 
@@ -172,7 +172,7 @@ public struct TimelineEngine: Sendable {
         guard states[widgetID] != nil else {
             throw .invalidArgument("no widget \(widgetID) is tracked for timelines; track it when it is placed")
         }
-        let nowMs = TimelineTime.milliseconds(now)
+        let nowMs = UnixTime.milliseconds(now)
         lastFetchID += 1
         let decision = states[widgetID]!.request(
             reason: reason, budgeted: !reason.isBudgetExempt(appIsLive: appIsLive), now: nowMs, limits: limits,
@@ -224,7 +224,7 @@ public struct TimelineEngine: Sendable {
         guard states[fetch.widgetID]?.inFlight?.fetch.id == fetch.id else { return [] }
         lastFetchID += 1
         let effects = states[fetch.widgetID]!.succeed(
-            timeline, now: TimelineTime.milliseconds(now), limits: limits, widgetID: fetch.widgetID, nextFetchID: lastFetchID)
+            timeline, now: UnixTime.milliseconds(now), limits: limits, widgetID: fetch.widgetID, nextFetchID: lastFetchID)
         rearm(fetch.widgetID)
         settle()
         return effects
@@ -247,7 +247,7 @@ public struct TimelineEngine: Sendable {
         guard states[fetch.widgetID]?.inFlight?.fetch.id == fetch.id else { return [] }
         lastFetchID += 1
         let effects = states[fetch.widgetID]!.fail(
-            message: error, now: TimelineTime.milliseconds(now), limits: limits, widgetID: fetch.widgetID, nextFetchID: lastFetchID)
+            message: error, now: UnixTime.milliseconds(now), limits: limits, widgetID: fetch.widgetID, nextFetchID: lastFetchID)
         rearm(fetch.widgetID)
         settle()
         return effects
@@ -264,7 +264,7 @@ public struct TimelineEngine: Sendable {
         lastFetchID += 1
         states[widgetID]!.inFlight = nil
         let effects = states[widgetID]!.succeed(
-            timeline, now: TimelineTime.milliseconds(receivedAt), limits: limits, widgetID: widgetID, nextFetchID: lastFetchID)
+            timeline, now: UnixTime.milliseconds(receivedAt), limits: limits, widgetID: widgetID, nextFetchID: lastFetchID)
         rearm(widgetID)
         settle()
         return effects
@@ -283,7 +283,7 @@ public struct TimelineEngine: Sendable {
     /// Only widgets whose deadline passed are touched. A `now` earlier than a
     /// previous one does nothing.
     public mutating func advance(to now: Date) -> [TimelineEffect] {
-        let nowMs = TimelineTime.milliseconds(now)
+        let nowMs = UnixTime.milliseconds(now)
         var effects: [TimelineEffect] = []
         while let top = heap.top, top.deadline <= nowMs {
             heap.pop()
@@ -308,7 +308,7 @@ public struct TimelineEngine: Sendable {
     /// Arm one timer for it after every call into the engine. It can be in the
     /// past when a request or result came between two advances; advance at once then.
     public func nextDeadline() -> Date? {
-        heap.top.map { TimelineTime.date($0.deadline) }
+        heap.top.map { UnixTime.date($0.deadline) }
     }
 
     // MARK: Introspection
@@ -319,24 +319,24 @@ public struct TimelineEngine: Sendable {
     /// A widget's timeline state at `now`, or nil when it is not tracked. Changes nothing.
     public func snapshot(widgetID: String, now: Date) -> TimelineSnapshot? {
         guard let state = states[widgetID] else { return nil }
-        let nowMs = TimelineTime.milliseconds(now)
+        let nowMs = UnixTime.milliseconds(now)
         let windowStart = limits.windowStart(nowMs)
         let counted = state.budgetStarts.filter { $0 > windowStart }
         let used = counted.count
-        let freesAt = used >= limits.budget ? TimelineTime.date(TimelineTime.add(counted[used - limits.budget], limits.window)) : nil
+        let freesAt = used >= limits.budget ? UnixTime.date(UnixTime.add(counted[used - limits.budget], limits.window)) : nil
         let next = state.nextEntryIndex
         return TimelineSnapshot(
             widgetID: widgetID,
             entries: state.entries,
             currentIndex: state.current,
             policy: state.policy,
-            timelineReceivedAt: state.receivedMs.map(TimelineTime.date),
+            timelineReceivedAt: state.receivedMs.map(UnixTime.date),
             nextEntryDate: next < state.entries.count ? state.entries[next].date : nil,
             nextReload: state.planned.map {
-                PlannedReload(date: TimelineTime.date($0.atMs), reason: $0.reason, waitsForBudget: $0.waitsForBudget)
+                PlannedReload(date: UnixTime.date($0.atMs), reason: $0.reason, waitsForBudget: $0.waitsForBudget)
             },
             fetchInFlight: state.inFlight?.fetch,
-            fetchStartedAt: state.inFlight.map { TimelineTime.date($0.startedMs) },
+            fetchStartedAt: state.inFlight.map { UnixTime.date($0.startedMs) },
             reloadQueued: state.queued?.reason,
             budgetLimit: limits.budget,
             budgetUsed: used,
@@ -399,7 +399,7 @@ private struct TimelineLimits: Sendable {
     var retryMaximum: Int64
 
     /// The start of the budget window ending at `now` (exclusive).
-    func windowStart(_ now: Int64) -> Int64 { TimelineTime.add(now, -window) }
+    func windowStart(_ now: Int64) -> Int64 { UnixTime.add(now, -window) }
 }
 
 /// The deadline a widget has in the heap.
@@ -462,7 +462,7 @@ private struct WidgetState: Sendable {
             return .coalesced(with: inFlight.fetch)
         }
         if budgeted, let planned, planned.reason == .retry {
-            return .deferred(until: TimelineTime.date(planned.atMs), because: .backoff)
+            return .deferred(until: UnixTime.date(planned.atMs), because: .backoff)
         }
         return begin(reason: reason, budgeted: budgeted, now: now, limits: limits, fetch: fetch)
     }
@@ -479,10 +479,10 @@ private struct WidgetState: Sendable {
                 budgetStarts.removeAll()
             }
             if budgetStarts.count >= limits.budget {
-                let freesAt = TimelineTime.add(budgetStarts[budgetStarts.count - limits.budget], limits.window)
+                let freesAt = UnixTime.add(budgetStarts[budgetStarts.count - limits.budget], limits.window)
                 let keptReason = planned?.waitsForBudget == true ? planned!.reason : reason
                 planned = Planned(atMs: freesAt, reason: keptReason, budgeted: true, waitsForBudget: true)
-                return .deferred(until: TimelineTime.date(freesAt), because: .budgetExhausted)
+                return .deferred(until: UnixTime.date(freesAt), because: .budgetExhausted)
             }
             budgetStarts.append(now)
         }
@@ -508,7 +508,7 @@ private struct WidgetState: Sendable {
             entries = sorted
             current = nil
         }
-        let earliest = TimelineTime.add(now, limits.minimumInterval)
+        let earliest = UnixTime.add(now, limits.minimumInterval)
         switch timeline.policy {
         case .never:
             planned = nil
@@ -531,9 +531,9 @@ private struct WidgetState: Sendable {
             budgetStarts.remove(at: slot)
         }
         failures += 1
-        lastFailure = TimelineFailure(date: TimelineTime.date(now), reason: failed.fetch.reason, message: message)
+        lastFailure = TimelineFailure(date: UnixTime.date(now), reason: failed.fetch.reason, message: message)
         planned = Planned(
-            atMs: TimelineTime.add(now, Self.retryDelay(failures: failures, limits: limits)), reason: .retry,
+            atMs: UnixTime.add(now, Self.retryDelay(failures: failures, limits: limits)), reason: .retry,
             budgeted: failed.budgeted, waitsForBudget: false)
         return resubmitQueued(now: now, limits: limits, widgetID: widgetID, nextFetchID: nextFetchID)
     }

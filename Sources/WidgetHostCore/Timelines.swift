@@ -89,7 +89,7 @@ public enum TimelinePolicy: Sendable, Equatable, CustomStringConvertible {
 
     /// The name, with the date for `after`: `after 2023-11-14T22:18:20.000Z`.
     public var description: String {
-        if case .after(let ms) = self { return "after \(TimelineTime.iso8601(ms))" }
+        if case .after(let ms) = self { return "after \(UnixTime.iso8601(ms))" }
         return name
     }
 
@@ -134,7 +134,7 @@ public struct TimelineEntry: Sendable, Equatable {
     }
 
     /// ``unixMs`` as a date.
-    public var date: Date { TimelineTime.date(unixMs) }
+    public var date: Date { UnixTime.date(unixMs) }
     /// The content as the provider sent it.
     public var contentJSON: String { content.json }
 }
@@ -186,7 +186,7 @@ public struct Timeline: Sendable, Equatable {
             do {
                 parsed.append(TimelineEntry(unixMs: ms, content: try ViewTree.parse(json, limits: limits)))
             } catch {
-                throw HostError(error.name, "timeline entry \(index) (\(TimelineTime.iso8601(ms)), \(ms) ms): \(error.message)")
+                throw HostError(error.name, "timeline entry \(index) (\(UnixTime.iso8601(ms)), \(ms) ms): \(error.message)")
             }
         }
         return Timeline(entries: parsed, policy: parsedPolicy)
@@ -392,11 +392,11 @@ public struct TimelineSnapshot: Sendable, Equatable {
     public var budgetLeft: Int { max(0, budgetLimit - budgetUsed) }
 }
 
-/// Conversions between `Date` and the contract's Unix milliseconds.
-enum TimelineTime {
+/// Conversions between `Date` and Unix milliseconds, the one place they are made.
+public enum UnixTime {
     /// `date` in whole Unix milliseconds, rounded to the nearest (so that
     /// `milliseconds(date(ms)) == ms`), saturating at the ends of `Int64`.
-    static func milliseconds(_ date: Date) -> Int64 {
+    public static func milliseconds(_ date: Date) -> Int64 {
         let ms = (date.timeIntervalSince1970 * 1000).rounded()
         guard ms.isFinite else { return ms > 0 ? .max : .min }
         if ms >= 9.2e18 { return .max }
@@ -412,7 +412,7 @@ enum TimelineTime {
         return max(minimum, Int64(max(ms, -9.2e18)))
     }
 
-    static func date(_ ms: Int64) -> Date { Date(timeIntervalSince1970: Double(ms) / 1000) }
+    public static func date(_ ms: Int64) -> Date { Date(timeIntervalSince1970: Double(ms) / 1000) }
 
     /// `a + b`, saturating.
     static func add(_ a: Int64, _ b: Int64) -> Int64 {

@@ -1,5 +1,6 @@
 import DBus
 import Foundation
+import WidgetHostCore
 import WidgetHostWire
 
 /// An app's side of WidgetHost: its registration, its widgets' content, its
@@ -227,7 +228,7 @@ public final class WidgetHostApp: @unchecked Sendable {
             return [
                 .array(
                     element: "(xs)",
-                    timeline.entries.map { .structure([.int64(Int64(($0.date.timeIntervalSince1970 * 1000).rounded(.down))), .string($0.content.json)]) }),
+                    timeline.entries.map { .structure([.int64(UnixTime.milliseconds($0.date)), .string($0.content.json)]) }),
                 .string(timeline.policy.name), .int64(timeline.policy.reloadAtMs),
             ]
         })
@@ -325,7 +326,7 @@ public struct WidgetTimeline: Sendable {
             }
         }
         var reloadAtMs: Int64 {
-            if case .after(let date) = self { return Int64((date.timeIntervalSince1970 * 1000).rounded(.down)) }
+            if case .after(let date) = self { return UnixTime.milliseconds(date) }
             return 0
         }
     }

@@ -152,7 +152,7 @@ extension HostService {
         switch decision {
         case .fetch?: return [.string("fetching"), .int64(0)]
         case .coalesced?: return [.string("queued"), .int64(0)]
-        case .deferred(let until, let because)?: return [.string(because.rawValue), .int64(Self.unixMs(until))]
+        case .deferred(let until, let because)?: return [.string(because.rawValue), .int64(UnixTime.milliseconds(until))]
         case nil: return [.string("failed"), .int64(0)]
         }
     }
@@ -163,7 +163,7 @@ extension HostService {
         var out: [String: DBusValue] = ["tracked": .bool(false)]
         if let path = registry.app(widget.appID)?.options.providerPath { out["provider_path"] = .objectPath(path) }
         guard let snapshot = timelines.snapshot(widgetID: id, now: now) else { return [.vardict(out)] }
-        func ms(_ date: Date?) -> DBusValue { .int64(date.map(Self.unixMs) ?? 0) }
+        func ms(_ date: Date?) -> DBusValue { .int64(date.map(UnixTime.milliseconds) ?? 0) }
         out["tracked"] = .bool(true)
         out["entries"] = .array(
             element: "(xs)", snapshot.entries.map { .structure([.int64($0.unixMs), .string($0.content.json)]) })
@@ -195,7 +195,6 @@ extension HostService {
         return [.vardict(out)]
     }
 
-    nonisolated static func unixMs(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded(.down)) }
 
     // MARK: Driving the engine
 

@@ -118,22 +118,22 @@ struct TimelineValueTests {
     }
 
     @Test func iso8601() {
-        #expect(TimelineTime.iso8601(t0Ms) == "2023-11-14T22:13:20.000Z")
-        #expect(TimelineTime.iso8601(0) == "1970-01-01T00:00:00.000Z")
-        #expect(TimelineTime.iso8601(-1) == "1969-12-31T23:59:59.999Z")
-        #expect(TimelineTime.iso8601(951_782_400_123) == "2000-02-29T00:00:00.123Z")
-        #expect(TimelineTime.iso8601(Int64.max).hasPrefix("292278994-08-17T07:12:55.807Z"))
-        #expect(TimelineTime.iso8601(Int64.min).hasSuffix(".192Z"))
+        #expect(UnixTime.iso8601(t0Ms) == "2023-11-14T22:13:20.000Z")
+        #expect(UnixTime.iso8601(0) == "1970-01-01T00:00:00.000Z")
+        #expect(UnixTime.iso8601(-1) == "1969-12-31T23:59:59.999Z")
+        #expect(UnixTime.iso8601(951_782_400_123) == "2000-02-29T00:00:00.123Z")
+        #expect(UnixTime.iso8601(Int64.max).hasPrefix("292278994-08-17T07:12:55.807Z"))
+        #expect(UnixTime.iso8601(Int64.min).hasSuffix(".192Z"))
     }
 
     @Test func millisecondsRoundTrip() {
         for value: Int64 in [0, 1, -1, 999, t0Ms, t0Ms + 1, t0Ms + 999, 4_102_444_800_001, -62_135_596_800_001] {
-            #expect(TimelineTime.milliseconds(TimelineTime.date(value)) == value)
+            #expect(UnixTime.milliseconds(UnixTime.date(value)) == value)
         }
-        #expect(TimelineTime.milliseconds(Date.distantFuture) == 64_092_211_200_000)
-        #expect(TimelineTime.milliseconds(Date(timeIntervalSince1970: 1e300)) == .max)
-        #expect(TimelineTime.add(.max, 1) == .max)
-        #expect(TimelineTime.add(.min, -1) == .min)
+        #expect(UnixTime.milliseconds(Date.distantFuture) == 64_092_211_200_000)
+        #expect(UnixTime.milliseconds(Date(timeIntervalSince1970: 1e300)) == .max)
+        #expect(UnixTime.add(.max, 1) == .max)
+        #expect(UnixTime.add(.min, -1) == .min)
         #expect(TimelineEntry(unixMs: t0Ms, content: try! ViewTree.parse(view("x"))).date == t0)
     }
 
