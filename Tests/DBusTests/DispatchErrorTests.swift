@@ -1,3 +1,4 @@
+import PrivateBus
 import DBus
 import Testing
 

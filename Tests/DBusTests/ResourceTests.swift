@@ -1,5 +1,6 @@
 import DBus
 import Foundation
+import PrivateBus
 import Testing
 
 /// Which measurement this process was started to run alone (see `ResourceTests`).
@@ -18,7 +19,7 @@ struct ResourceTests {
         let executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
         let result = try await runCommand(
             executable, ["--testing-library", "swift-testing", "--filter", "DBusTests.ResourceTests/\(scenario)"],
-            environment: ["WIDGETHOST_DBUS_MEASURE": scenario], timeout: timeout)
+            adding: ["WIDGETHOST_DBUS_MEASURE": scenario], timeout: timeout)
         #expect(result.succeeded, "the \(scenario) child failed: \(result)")
         var values: [String: Double] = [:]
         for line in result.stdout.split(separator: "\n") where line.hasPrefix("MEASURE ") {

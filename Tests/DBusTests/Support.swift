@@ -11,109 +11,11 @@ import Glibc
 
 // MARK: - Running external commands
 
-/// What a finished command printed and how it exited.
-struct CommandResult: Sendable, CustomStringConvertible {
-    var status: Int32
-    var stdout: String
-    var stderr: String
-    var timedOut: Bool
-    var succeeded: Bool { status == 0 && !timedOut }
-    var description: String { "status \(status)\(timedOut ? " (timed out)" : "")\nstdout: \(stdout)\nstderr: \(stderr)" }
-}
-
-/// Collects the three things a finished process produces (exit status,
-/// stdout, stderr) and resumes the waiter once all three are in.
-private final class CommandCompletion: @unchecked Sendable {
-    private let lock = NSLock()
-    private var status: Int32?
-    private var out: Data?
-    private var err: Data?
-    private var timedOut = false
-    private var continuation: CheckedContinuation<CommandResult, Never>?
-
-    func set(continuation: CheckedContinuation<CommandResult, Never>) { update { $0.continuation = continuation } }
-    func set(status: Int32) { update { $0.status = status } }
-    func set(out: Data) { update { $0.out = out } }
-    func set(err: Data) { update { $0.err = err } }
-    func markTimedOut() { update { $0.timedOut = true } }
-
-    private func update(_ body: (CommandCompletion) -> Void) {
-        lock.lock()
-        body(self)
-        var ready: (CheckedContinuation<CommandResult, Never>, CommandResult)?
-        if let continuation, let status, let out, let err {
-            ready = (
-                continuation,
-                CommandResult(
-                    status: status, stdout: String(decoding: out, as: UTF8.self), stderr: String(decoding: err, as: UTF8.self),
-                    timedOut: timedOut)
-            )
-            self.continuation = nil
-        }
-        lock.unlock()
-        if let (continuation, result) = ready { continuation.resume(returning: result) }
-    }
-}
-
-/// Runs `executable` (looked up on PATH) with a timeout. Both pipes are read
-/// to their end on their own threads while the process runs, so a chatty
-/// child cannot fill a pipe and stall; the exit status arrives through
-/// `terminationHandler`, never `waitUntilExit()`.
-func runCommand(
-    _ executable: String, _ arguments: [String], environment extra: [String: String] = [:], timeout: Double = 20
-) async throws -> CommandResult {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: PrivateBus.which(executable) ?? executable)
-    process.arguments = arguments
-    var environment = ProcessInfo.processInfo.environment
-    // Never let a child reach the machine's buses by accident.
-    environment["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=/nonexistent/widgethost-tests"
-    environment["DBUS_SYSTEM_BUS_ADDRESS"] = "unix:path=/nonexistent/widgethost-tests"
-    environment["SYSTEMD_PAGER"] = ""
-    environment["SYSTEMD_COLORS"] = "0"
-    environment["LC_ALL"] = "C.UTF-8"
-    environment.merge(extra) { $1 }
-    process.environment = environment
-    let outPipe = Pipe()
-    let errPipe = Pipe()
-    process.standardOutput = outPipe
-    process.standardError = errPipe
-    process.standardInput = FileHandle.nullDevice
-    let completion = CommandCompletion()
-    process.terminationHandler = { completion.set(status: $0.terminationStatus) }
-    return try await withCheckedThrowingContinuation { (outer: CheckedContinuation<CommandResult, any Error>) in
-        do {
-            try PrivateBus.withCleanSignalMask { try process.run() }
-        } catch {
-            outer.resume(throwing: error)
-            return
-        }
-        // The parent's copies of the write ends must go, or the readers never see EOF.
-        try? outPipe.fileHandleForWriting.close()
-        try? errPipe.fileHandleForWriting.close()
-        let outHandle = outPipe.fileHandleForReading
-        let errHandle = errPipe.fileHandleForReading
-        Thread.detachNewThread { completion.set(out: outHandle.readDataToEndOfFile()) }
-        Thread.detachNewThread { completion.set(err: errHandle.readDataToEndOfFile()) }
-        DispatchQueue.global().asyncAfter(deadline: .now() + timeout) {
-            if process.isRunning {
-                completion.markTimedOut()
-                process.terminate()
-                kill(process.processIdentifier, SIGKILL)
-            }
-        }
-        Task {
-            let result = await withCheckedContinuation { completion.set(continuation: $0) }
-            outer.resume(returning: result)
-        }
-    }
-}
-
 /// Runs busctl on `address` with sd-bus debug logging, which prints every
 /// message it receives: the only place busctl shows an error's name (its
 /// "Call failed:" line shows just the message).
 func busctl(_ address: String, _ arguments: [String]) async throws -> CommandResult {
-    try await runCommand("busctl", ["--address=\(address)"] + arguments, environment: ["SYSTEMD_LOG_LEVEL": "debug"])
+    try await runCommand("busctl", ["--address=\(address)"] + arguments, adding: ["SYSTEMD_LOG_LEVEL": "debug"])
 }
 
 /// The name of the error busctl received, from its debug log.

@@ -1,5 +1,6 @@
 import DBus
 import Foundation
+import PrivateBus
 import Testing
 
 @Suite("widget-hostd", .timeLimit(.minutes(2)))

@@ -1,5 +1,6 @@
 import DBus
 import Foundation
+import PrivateBus
 import Testing
 
 /// Budgets on what each app and the whole host hold, measured as it travels on

@@ -1,4 +1,5 @@
 import Foundation
+import PrivateBus
 import Testing
 
 /// The README's gdbus and busctl lines, run exactly as written against a host

@@ -3,50 +3,6 @@ import Foundation
 import PrivateBus
 import Testing
 
-/// Output of a finished command.
-struct CommandResult: Sendable {
-    var status: Int32
-    var stdout: String
-    var stderr: String
-    var succeeded: Bool { status == 0 }
-}
-
-/// Runs a command to completion (stdout/stderr go to files, so nothing can
-/// fill a pipe and deadlock), killing it after `timeout` seconds.
-func runCommand(
-    _ executable: String, _ arguments: [String], environment: [String: String]? = nil, timeout: Double = 30
-) async throws -> CommandResult {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: PrivateBus.which(executable) ?? executable)
-    process.arguments = arguments
-    if let environment { process.environment = environment }
-    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("wh-cmd-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-    defer { try? FileManager.default.removeItem(at: dir) }
-    let out = dir.appendingPathComponent("out"), err = dir.appendingPathComponent("err")
-    _ = FileManager.default.createFile(atPath: out.path, contents: nil)
-    _ = FileManager.default.createFile(atPath: err.path, contents: nil)
-    let outHandle = try FileHandle(forWritingTo: out), errHandle = try FileHandle(forWritingTo: err)
-    process.standardOutput = outHandle
-    process.standardError = errHandle
-    process.standardInput = FileHandle.nullDevice
-    let status: Int32 = try await withCheckedThrowingContinuation { continuation in
-        process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-        do { try PrivateBus.withCleanSignalMask { try process.run() } } catch {
-            process.terminationHandler = nil
-            continuation.resume(throwing: error)
-            return
-        }
-        let pid = process.processIdentifier
-        DispatchQueue.global().asyncAfter(deadline: .now() + timeout) { kill(pid, SIGKILL) }
-    }
-    try outHandle.close()
-    try errHandle.close()
-    return CommandResult(
-        status: status, stdout: (try? String(contentsOf: out, encoding: .utf8)) ?? "",
-        stderr: (try? String(contentsOf: err, encoding: .utf8)) ?? "")
-}
-
 /// Where the package's built executables are (next to the test bundle).
 let buildDirectory: String = {
     if let dir = ProcessInfo.processInfo.environment["WIDGETHOST_BIN_DIR"] { return dir }

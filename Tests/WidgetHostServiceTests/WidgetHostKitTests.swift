@@ -1,5 +1,6 @@
 import DBus
 import Foundation
+import PrivateBus
 import Testing
 import WidgetHostKit
 
