@@ -390,10 +390,12 @@ public enum ContentLint {
     /// id and bad URL (as `duplicate-key`, `duplicate-id` and `invalid-url`
     /// errors), then the findings of the
     /// tree those leave. JSON that is not a tree at all throws, as SetContent would.
-    public static func lint(json: String, family: WidgetFamily, policy: LinkPolicy, schemes: [String]? = nil) throws(HostError)
+    public static func lint(
+        json: String, family: WidgetFamily, policy: LinkPolicy, schemes: [String]? = nil, limits: ViewTreeLimits = ViewTreeLimits()
+    ) throws(HostError)
         -> [LintFinding]
     {
-        let (tree, problems) = try ViewTree.parseRecovering(json)
+        let (tree, problems) = try ViewTree.parseRecovering(json, limits: limits)
         // A URL over the length limit is LimitExceeded for SetContent, invalid-url here.
         let findings = problems.map { LintFinding(severity: "error", code: $0.code, message: $0.error.message) }
         return findings + lint(tree, family: family, policy: policy, schemes: schemes)

@@ -87,7 +87,9 @@ extension HostService {
 
     private func lint(family name: String, json: String, schemes: [String]?) throws -> [DBusValue] {
         let family = try WidgetFamily.parse(name)
-        let findings = try ContentLint.lint(json: json, family: family, policy: configuration.linkPolicy, schemes: schemes)
+        // The limits SetContent applies, so the lint never passes what SetContent refuses.
+        let findings = try ContentLint.lint(
+            json: json, family: family, policy: configuration.linkPolicy, schemes: schemes, limits: configuration.contentLimits)
         return [.array(element: "(sss)", findings.map { .structure([.string($0.severity), .string($0.code), .string($0.message)]) })]
     }
 

@@ -109,4 +109,19 @@ struct BoundedInputTests {
             _ = try await other.addWidget("org.example.Big", String(repeating: "k", count: 100_000), "systemSmall")
         }
     }
+
+    @Test("LintContent applies the daemon's content limits, as SetContent does")
+    func lintUsesTheDaemonsLimits() async throws {
+        let fixture = try await HostFixture.make()
+        defer { fixture.stop() }
+        try await fixture.startHost(["--max-content-bytes", "1000"])
+        let renderer = try await fixture.connect()
+        defer { renderer.close() }
+        await expectHostError("LimitExceeded", mentioning: "the limit max-content-bytes is 1000 bytes") {
+            _ = try await renderer.host(
+                "LintContent", [.string("systemSmall"), .string(FootprintTests.text(2000))], interface: "org.widgethost.Host1.Widgets")
+        }
+        _ = try await renderer.host(
+            "LintContent", [.string("systemSmall"), .string(FootprintTests.text(500))], interface: "org.widgethost.Host1.Widgets")
+    }
 }
