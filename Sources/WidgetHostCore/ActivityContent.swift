@@ -4,7 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// Where a Live Activity is shown (CONTRACT §1): each has its own view tree.
+/// Where a Live Activity is shown (docs/names.md): each has its own view tree.
 ///
 /// The raw values are the names used on the bus and as keys of the content JSON.
 public enum ActivityPresentation: String, Sendable, CaseIterable, Hashable {
@@ -43,11 +43,11 @@ public enum ActivityPresentation: String, Sendable, CaseIterable, Hashable {
 }
 
 /// The content of a Live Activity: one view tree per presentation and an optional
-/// activity-level `widgetURL` (CONTRACT §5).
+/// activity-level `widgetURL` (docs/live-activities.md).
 ///
 /// The JSON is an object
 /// `{"widgetURL":"…","lockScreen":tree,"compactLeading":tree,"compactTrailing":tree,"minimal":tree,"expanded":tree}`
-/// whose trees follow the view-tree rules of CONTRACT §3; element ids are unique
+/// whose trees follow the view-tree rules of docs/widgets.md#view-trees; element ids are unique
 /// within each tree (a tap names its presentation, so two trees may share ids).
 public struct ActivityContent: Sendable, Equatable {
     /// The activity-level `widgetURL`: what a tap opens when the tapped

@@ -4,8 +4,8 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// The resolution rules for taps on Live Activities (CONTRACT §5), which reuse the
-/// widget rules of CONTRACT §3 where ActivityKit behaves like WidgetKit.
+/// The resolution rules for taps on Live Activities (docs/live-activities.md), which reuse the
+/// widget rules (docs/widgets.md#resolution-rules) where ActivityKit behaves like WidgetKit.
 public enum ActivityTapRules {
     /// The `activity_type` of the user activity a tap continues when it opens no URL.
     public static let userActivityType = "org.widgethost.LiveActivity"
@@ -26,7 +26,7 @@ public enum ActivityTapRules {
     ///    renderer may offer to continue on the primary device).
     /// 3. Inside a `button` or `toggle`, in `lockScreen` or `expanded` (where ActivityKit
     ///    allows interactive controls): `perform-action` with the control's action and
-    ///    parameter. This goes beyond CONTRACT §5, which names no controls; it follows
+    ///    parameter. As ActivityKit does; it follows
     ///    ActivityKit's interactive Live Activities and the widget rule 1. Elsewhere
     ///    a control is no more than its area.
     /// 4. Inside a `link`, only in `expanded`: `open-url`, `via=link`.

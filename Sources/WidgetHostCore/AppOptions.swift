@@ -1,4 +1,4 @@
-/// How the host talks to an app's handler (CONTRACT §4).
+/// How the host talks to an app's handler (docs/delivery.md).
 public enum AppProtocol: String, Sendable, CaseIterable {
     /// `org.widgethost.App1` on the registering connection. The default for `RegisterApp`.
     case widgethost
@@ -29,7 +29,7 @@ public enum Surface: String, Sendable, CaseIterable, Comparable {
     public static var allowedList: String { allCases.map(\.rawValue).joined(separator: ", ") }
 }
 
-/// The options of a host app: what `RegisterApp` accepts (CONTRACT §2), what
+/// The options of a host app: what `RegisterApp` accepts (docs/apps.md), what
 /// desktop entries declare through `X-WidgetHost-*` keys, and what `ListApps` reports.
 public struct AppOptions: Sendable, Equatable {
     /// URL schemes the app handles: lowercased, de-duplicated, in the order given.

@@ -42,7 +42,7 @@ public struct KnownApp: Sendable, Equatable {
     }
 }
 
-/// The registry of known apps (CONTRACT §2): live registrations, each tied to the
+/// The registry of known apps (docs/apps.md): live registrations, each tied to the
 /// bus connection (unique name) that made it, plus apps discovered from desktop entries.
 public struct AppRegistry: Sendable {
     private struct Registration: Sendable {

@@ -4,7 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// An app found through its desktop entry (CONTRACT §2, "Apps are also discovered …").
+/// An app found through its desktop entry (docs/apps.md#desktop-entries).
 public struct DiscoveredApp: Sendable, Equatable {
     /// The entry it came from; `entry.id` is the app id.
     public var entry: DesktopEntry

@@ -1,10 +1,10 @@
-/// An error of the WidgetHost model, named as in CONTRACT §8.
+/// An error of the WidgetHost model, named as in docs/errors.md.
 ///
 /// The service maps it to the D-Bus error `org.widgethost.Host1.Error.<name>`
 /// (see ``dbusName``) with ``message`` as the error message. Every message says
 /// what was wrong *and* how to fix it, and quotes the offending value.
 public struct HostError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// The error names of CONTRACT §8; the raw value is the last element of the D-Bus error name.
+    /// The error names of docs/errors.md; the raw value is the last element of the D-Bus error name.
     public enum Name: String, Sendable, CaseIterable {
         case invalidArgument = "InvalidArgument"
         case unknownApp = "UnknownApp"

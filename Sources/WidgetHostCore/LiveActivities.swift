@@ -4,7 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// Where a Live Activity is in its life (the `State` property, CONTRACT §5).
+/// Where a Live Activity is in its life (the `State` property, docs/live-activities.md).
 ///
 /// The raw values are the names used on the bus.
 public enum ActivityState: String, Sendable, CaseIterable {
@@ -24,7 +24,7 @@ public struct ActivityLimits: Sendable, Equatable {
     /// still shown (default 64).
     public var maxPerApp = 64
     /// How many bytes `attributes` and `state` may take together, serialized as
-    /// described at ``LiveActivityStore/payloadSize(attributes:state:)`` (CONTRACT §5: 4096).
+    /// described at ``LiveActivityStore/payloadSize(attributes:state:)`` (docs/live-activities.md#limits: 4096).
     public var maxPayloadBytes = 4096
     /// Limits on the content JSON and its view trees.
     public var content = ViewTreeLimits()
@@ -42,7 +42,7 @@ public enum ActivityDismissal: String, Sendable, CaseIterable {
     case after
 }
 
-/// A Live Activity: an app's ongoing event, shown in several presentations (CONTRACT §5).
+/// A Live Activity: an app's ongoing event, shown in several presentations (docs/live-activities.md).
 ///
 /// Its dates are absolute; ``activityState(at:)`` says where it is in its life at a
 /// given moment. A ``LiveActivityStore`` creates and changes activities.
@@ -138,7 +138,7 @@ public struct ActivityEndResult: Sendable, Equatable {
     public var isRemoved: Bool
 }
 
-/// Every Live Activity of every app, and their lifecycle (CONTRACT §5).
+/// Every Live Activity of every app, and their lifecycle (docs/live-activities.md).
 ///
 /// The store never reads a clock: every call that depends on time takes `now`, which
 /// the service reads from its injected ``WallClock``. Deadlines — stale dates, the

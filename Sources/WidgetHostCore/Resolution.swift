@@ -1,4 +1,4 @@
-/// Widget families (CONTRACT §1).
+/// Widget families (docs/names.md).
 public enum WidgetFamily: String, Sendable, CaseIterable {
     case systemSmall, systemMedium, systemLarge, systemExtraLarge
     case accessoryCircular, accessoryRectangular, accessoryInline, accessoryCorner
@@ -31,7 +31,7 @@ public enum WidgetFamily: String, Sendable, CaseIterable {
 /// Which families honour `link` elements (the daemon's `--link-policy`).
 public enum LinkPolicy: String, Sendable, CaseIterable { case current, legacy }
 
-/// What a tap means (CONTRACT §3).
+/// What a tap means (docs/widgets.md).
 public enum TapOutcome: Sendable, Equatable {
     case openURL(url: String, via: String)
     case continueUserActivity(activityType: String, userInfo: [String: OptionValue])
@@ -90,7 +90,7 @@ public struct WidgetTapContext: Sendable {
     }
 }
 
-/// The widget resolution rules of CONTRACT §3, in the contract's order.
+/// The widget resolution rules (docs/widgets.md#resolution-rules), in the table's order.
 public enum WidgetTapRules {
     public static func resolve(
         elementID: String, surface: Surface, policy: LinkPolicy, _ widget: WidgetTapContext

@@ -4,7 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// The timelines of placed widgets (CONTRACT §6) as a pure, clock-driven state machine.
+/// The timelines of placed widgets (docs/timelines.md) as a pure, clock-driven state machine.
 ///
 /// The engine decides; the service acts. It never reads a clock, starts a timer
 /// or calls anything: every method takes the current date, and the answers say

@@ -4,11 +4,11 @@ import FoundationEssentials
 import Foundation
 #endif
 
-// The values that travel between a provider's `GetTimeline` reply (CONTRACT §6)
+// The values that travel between a provider's `GetTimeline` reply (docs/timelines.md)
 // and ``TimelineEngine``: reasons, policies, entries, timelines, options, and
 // what the engine tells the service to do.
 
-/// Why the host asks a provider for a timeline (CONTRACT §6).
+/// Why the host asks a provider for a timeline (docs/timelines.md).
 ///
 /// The raw value is the name used in logs and by `widget-host timeline`.
 ///
@@ -17,8 +17,7 @@ import Foundation
 /// Each widget may be reloaded ``TimelineOptions/dailyBudget`` times in a
 /// sliding ``TimelineOptions/budgetWindow`` (70 in 24 h by default). A reload
 /// is *exempt* — it neither needs nor takes a slot — when:
-/// - it is ``appRequested`` and the app holds a live registration (CONTRACT §6:
-///   "except for reloads the app asks for while it holds a live registration");
+/// - it is ``appRequested`` and the app holds a live registration (docs/timelines.md#reload-budget);
 /// - it is ``action``: the user just interacted with the widget, and WidgetKit
 ///   likewise does not charge reloads that follow an interaction. The reload is
 ///   what makes the tapped control show its new state, so withholding it would
@@ -38,7 +37,7 @@ public enum ReloadReason: String, Sendable, CaseIterable {
     case policy
     /// The app asked: `ReloadTimelines` or `ReloadAllTimelines`.
     case appRequested = "app-requested"
-    /// A button or toggle of the widget performed an action (CONTRACT §3 rule 1).
+    /// A button or toggle of the widget performed an action (docs/widgets.md#resolution-rules, row W1).
     case action
     /// An earlier fetch failed and its backoff delay has passed. Only the engine uses it.
     case retry
@@ -66,7 +65,7 @@ public enum ReloadReason: String, Sendable, CaseIterable {
     public var isRequestable: Bool { self != .policy && self != .retry }
 }
 
-/// When the host asks for the next timeline (CONTRACT §6).
+/// When the host asks for the next timeline (docs/timelines.md).
 public enum TimelinePolicy: Sendable, Equatable, CustomStringConvertible {
     /// Reload at the date of the timeline's last entry.
     case atEnd
@@ -215,7 +214,7 @@ public struct Timeline: Sendable, Equatable {
 ///
 /// Durations are seconds; the engine works in whole milliseconds (the contract's unit).
 public struct TimelineOptions: Sendable, Equatable {
-    /// 70, as in WidgetKit and CONTRACT §6.
+    /// 70, as in WidgetKit (docs/timelines.md#reload-budget).
     public static let defaultDailyBudget = 70
     /// 1000 entries.
     public static let defaultMaxEntries = 1000

@@ -5,7 +5,7 @@ import Foundation
 #endif
 
 /// A view tree element as a Codable Swift value: what apps build and renderers
-/// read, encoding to exactly the content JSON of CONTRACT §3 that the host
+/// read, encoding to exactly the content JSON of docs/widgets.md that the host
 /// validates with ``ViewTree/parse(_:limits:)``.
 ///
 /// ```swift

@@ -64,7 +64,7 @@ public indirect enum JSONValue: Sendable, Equatable, Codable {
     }
 }
 
-/// One element of a view tree (CONTRACT §3).
+/// One element of a view tree (docs/widgets.md).
 public struct ViewElement: Sendable, Equatable {
     public var type: String
     public var id: String?
@@ -81,7 +81,7 @@ public struct ViewElement: Sendable, Equatable {
     /// A toggle's state as the tree shows it: its `isOn` key, false when absent.
     public var isOn: Bool { if case .bool(let on)? = fields["isOn"] { on } else { false } }
 
-    /// What a tap on this control sends with its action (CONTRACT §3 rule 1).
+    /// What a tap on this control sends with its action (docs/widgets.md#resolution-rules, row W1).
     ///
     /// A button sends its `parameter`. A toggle sends its new state, the
     /// opposite of ``isOn``: `true`/`false` alone when it has no `parameter`

@@ -333,7 +333,7 @@ public struct LintFinding: Sendable, Equatable {
     public var message: String
 }
 
-/// Checks a view tree for what renderers and the rules would ignore (CONTRACT §7).
+/// Checks a view tree for what renderers and the rules would ignore (docs/daemon.md#lint-codes).
 public enum ContentLint {
     public static func lint(_ tree: ViewTree, family: WidgetFamily, policy: LinkPolicy, schemes: [String]? = nil) -> [LintFinding] {
         var findings: [LintFinding] = []

@@ -7,7 +7,7 @@ import DBus
 @_exported import enum WidgetHostCore.WidgetFamily
 import WidgetHostWire
 
-/// The host's names (CONTRACT §1).
+/// The host's names (docs/names.md).
 public enum WidgetHostNames {
     public static let busName = "org.widgethost.Host1"
     public static let rootPath = "/org/widgethost/Host1"
@@ -25,7 +25,7 @@ public enum WidgetHostNames {
     }
 }
 
-/// What a tap came to (CONTRACT §3).
+/// What a tap came to (docs/widgets.md).
 public enum TapOutcome: String, Sendable, CaseIterable {
     case openURL = "open-url"
     case continueUserActivity = "continue-user-activity"
@@ -68,7 +68,7 @@ public struct TapResult: Sendable, Equatable {
     }
 }
 
-/// Where a delivery came from and the token to raise a window with (CONTRACT §4).
+/// Where a delivery came from and the token to raise a window with (docs/delivery.md).
 public struct DeliveryContext: Sendable, Equatable {
     /// The XDG activation token of the click, when the renderer gave one.
     public var activationToken: String?
@@ -96,7 +96,7 @@ public struct DeliveryContext: Sendable, Equatable {
     }
 }
 
-/// A user activity to continue: for a widget, its kind and where it is (CONTRACT §3 rule 4).
+/// A user activity to continue: for a widget, its kind and where it is (docs/widgets.md#resolution-rules, row W4).
 public struct UserActivity: Sendable, Equatable {
     public var activityType: String
     public var userInfo: [String: OptionValue]

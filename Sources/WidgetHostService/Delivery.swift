@@ -1,7 +1,7 @@
 import DBus
 import WidgetHostCore
 
-/// Hands a resolved tap to the app's D-Bus handler (CONTRACT §4).
+/// Hands a resolved tap to the app's D-Bus handler (docs/delivery.md).
 struct Delivery: Sendable {
     var appID: String
     var options: AppOptions
@@ -17,7 +17,7 @@ struct Delivery: Sendable {
     /// The call to make, or nil when there is nothing to deliver.
     func message() throws -> Message? {
         var platformData: [String: DBusValue] = ["org.widgethost.source": .vardict(source)]
-        // CONTRACT §4: the token travels with every delivery of a tap that gave one;
+        // docs/delivery.md: the token travels with every delivery of a tap that gave one;
         // for a control's action the app is told not to raise itself (App1 docs).
         if let token = activationToken, !token.isEmpty {
             platformData["activation-token"] = .string(token)

@@ -254,7 +254,7 @@ public actor HostService {
             })
     }
 
-    /// Routes a bare URL by its scheme (CONTRACT §2) and delivers it as a link would be.
+    /// Routes a bare URL by its scheme (docs/apps.md) and delivers it as a link would be.
     func openURL(_ call: MethodCall, _ reply: Reply) {
         do {
             let url = call.arguments[0].stringValue ?? ""

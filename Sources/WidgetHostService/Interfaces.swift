@@ -2,7 +2,7 @@ import DBus
 @_exported import WidgetHostWire
 import WidgetHostCore
 
-/// The host's names (CONTRACT §1).
+/// The host's names (docs/names.md).
 public enum HostNames {
     public static let busName = "org.widgethost.Host1"
     public static let rootPath = "/org/widgethost/Host1"

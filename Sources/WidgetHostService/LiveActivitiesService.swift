@@ -10,7 +10,7 @@ extension HostNames {
     public static func activityPath(_ id: String) -> String { activitiesPrefix + id }
 }
 
-/// Live Activities (CONTRACT §5): the model's `LiveActivityStore` on the bus,
+/// Live Activities (docs/live-activities.md): the model's `LiveActivityStore` on the bus,
 /// its deadlines on one timer of the connection's thread.
 extension HostService {
     func liveActivitiesInterface() throws -> ExportedInterface {

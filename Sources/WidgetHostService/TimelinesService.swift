@@ -7,7 +7,7 @@ extension HostNames {
     public static let provider1 = "org.widgethost.Provider1"
 }
 
-/// Providers, configuration and timelines (CONTRACT §6): the model's
+/// Providers, configuration and timelines (docs/timelines.md): the model's
 /// `TimelineEngine` on the bus. The engine decides; this file calls the
 /// providers (`GetTimeline`, `ProvideOptions`), shows the entries the engine
 /// says are due, and keeps one wall-clock timer armed for its next deadline.

@@ -7,7 +7,7 @@ extension HostNames {
     public static func widgetPath(_ id: String) -> String { rootPath + "/widgets/" + id }
 }
 
-/// Widgets and taps (CONTRACT §3, §4).
+/// Widgets and taps (docs/widgets.md, docs/delivery.md).
 extension HostService {
     func widgetsInterface() throws -> ExportedInterface {
         var exported = ExportedInterface(try description(HostNames.widgets))
@@ -241,7 +241,7 @@ extension HostService {
     }
 
     /// Answers a resolved tap: at once for Resolve, else after delivering it
-    /// to the app (CONTRACT §4), then emits `Tapped` for `target`.
+    /// to the app (docs/delivery.md), then emits `Tapped` for `target`.
     func deliverTap(
         _ target: String, _ resolution: TapResolution, app: KnownApp, token: String?, source: [String: DBusValue], reply: Reply,
         deliver: Bool
@@ -266,7 +266,7 @@ extension HostService {
             }
             self?.assumeIsolated { service in
                 service.emitTapped(target, resolution.outcome.name, detailsValue)
-                // CONTRACT §3 rule 1: after a control's action the widget's timeline is reloaded.
+                // docs/widgets.md#resolution-rules, row W1: after a control's action the widget's timeline is reloaded.
                 if case .performAction = resolution.outcome, case .string(let widgetID)? = source["widget_id"] {
                     service.requestReload(widgetID, .action)
                 }

@@ -20,7 +20,7 @@ extension Connection {
     }
 }
 
-/// CONTRACT §5 end to end: an app starts, updates and ends a Live Activity on
+/// Live Activities (docs/live-activities.md) end to end: an app starts, updates and ends a Live Activity on
 /// a private bus; a renderer mirrors it and taps each presentation; the test
 /// checks what the app received.
 @Suite("Live Activities", .timeLimit(.minutes(2)))

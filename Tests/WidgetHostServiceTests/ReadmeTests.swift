@@ -99,3 +99,57 @@ struct ReadmeTests {
         }
     }
 }
+
+/// The project's reference is `docs/`: every citation of it points at a file
+/// and a heading that exist, and nothing cites a file outside the repository.
+@Suite("Citations of docs/")
+struct DocsCitationTests {
+    /// GitHub's anchor for a heading: lowercased, punctuation dropped, spaces as dashes.
+    static func anchor(_ heading: String) -> String {
+        String(heading.lowercased().compactMap { c -> Character? in
+            if c == " " { return "-" }
+            return c.isLetter || c.isNumber || c == "-" || c == "_" ? c : nil
+        })
+    }
+
+    static func texts() throws -> [(String, String)] {
+        let root = repositoryRoot.path
+        var files = ["README.md"]
+        for dir in ["Sources", "Tests", "docs", "dbus", "examples", "packaging"] {
+            let enumerator = FileManager.default.enumerator(atPath: root + "/" + dir)
+            while let path = enumerator?.nextObject() as? String {
+                if [".swift", ".md", ".xml", ".py", ".desktop"].contains(where: path.hasSuffix) { files.append(dir + "/" + path) }
+            }
+        }
+        return try files.map { ($0, try String(contentsOfFile: root + "/" + $0, encoding: .utf8)) }
+    }
+
+    @Test("every docs/<file>.md#<heading> cited in code, tests and docs exists")
+    func citationsResolve() throws {
+        let root = repositoryRoot.path
+        var cited = 0
+        for (file, text) in try Self.texts() {
+            for match in text.matches(of: #/docs/([a-z-]+\.md)(#[a-z0-9_-]+)?/#) {
+                cited += 1
+                let target = root + "/docs/" + match.1
+                guard let doc = try? String(contentsOfFile: target, encoding: .utf8) else {
+                    Issue.record("\(file) cites docs/\(match.1), which does not exist")
+                    continue
+                }
+                guard let wanted = match.2.map({ String($0.dropFirst()) }) else { continue }
+                let anchors = doc.split(separator: "\n").filter { $0.hasPrefix("#") }.map {
+                    Self.anchor(String($0.drop { $0 == "#" }.trimmingCharacters(in: .whitespaces)))
+                }
+                #expect(anchors.contains(wanted), "\(file) cites docs/\(match.1)#\(wanted); its headings are \(anchors)")
+            }
+        }
+        #expect(cited > 40, "the code cites docs/ throughout (\(cited) citations)")
+    }
+
+    @Test("no file cites the specification the project was built from")
+    func standsAlone() throws {
+        for (file, text) in try Self.texts() where file != "Tests/WidgetHostServiceTests/ReadmeTests.swift" {
+            #expect(!text.contains("CONTRACT"), "\(file) cites a file outside the repository")
+        }
+    }
+}

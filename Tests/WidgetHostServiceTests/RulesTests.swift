@@ -2,7 +2,7 @@ import DBus
 import Foundation
 import Testing
 
-/// CONTRACT §3's resolution rules end to end: a renderer taps through the
+/// The resolution rules (docs/widgets.md#resolution-rules) end to end: a renderer taps through the
 /// bus, the host resolves with the daemon's link policy, and the test checks
 /// both the reply and what the app actually received.
 @Suite("Resolution rules end to end", .timeLimit(.minutes(2)))
@@ -30,7 +30,7 @@ struct RulesTests {
         let renderer = try await fixture.connect()
         defer { renderer.close() }
 
-        // The families where links count under each policy (CONTRACT §3 rule 2).
+        // The families where links count under each policy (docs/widgets.md#resolution-rules, row W2).
         let linkFamilies: Set<String> =
             policy == "current" ? ["systemSmall", "systemMedium", "accessoryRectangular"] : ["systemMedium"]
         var expectedURLs: [String] = []

@@ -2,7 +2,7 @@ import DBus
 import Foundation
 import Testing
 
-/// Providers and timelines (CONTRACT §6) end to end: the Emoji Rangers
+/// Providers and timelines (docs/timelines.md) end to end: the Emoji Rangers
 /// GApplication (examples/emoji-rangers) serves org.widgethost.Provider1 and
 /// is started by D-Bus activation from its desktop entry and service file.
 @Suite("Providers and timelines", .timeLimit(.minutes(2)))

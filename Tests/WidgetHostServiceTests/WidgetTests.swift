@@ -214,7 +214,7 @@ struct WidgetTests {
         #expect(calls[1].args[0] == .string("LeaderboardWidget"))
         #expect(calls[2].args[0] == .string("heal"))
         #expect(calls[2].args[1].unwrapped.stringKeyedEntries?["amount"]?.unwrapped == .int64(5))
-        // CONTRACT §4: the context carries the tap's token for every delivery.
+        // docs/delivery.md: the context carries the tap's token for every delivery.
         #expect(calls[2].args[2].stringKeyedEntries?["activation-token"]?.unwrapped == .string("t2"))
     }
 
