@@ -49,28 +49,24 @@ public struct HostDaemon: Service, CustomStringConvertible {
             metadata: ["bus": "\(bus)", "name": "\(HostNames.busName)", "unique": "\(connection.uniqueName ?? "?")"])
         onReady?(connection)
 
-        let shuttingDown = ShutdownFlag()
-        await withGracefulShutdownHandler {
-            await connection.waitUntilDisconnected()
-        } onGracefulShutdown: {
-            shuttingDown.set()
-            Task {
+        // Until the bus goes away or a graceful shutdown closes the
+        // connection: the service reads name owner changes meanwhile.
+        await withDiscardingTaskGroup { group in
+            group.addTask { await service.run() }
+            group.addTask {
+                // SIGTERM/SIGINT: give the name back, then close, which ends the wait below.
+                guard (try? await gracefulShutdown()) != nil else { return }
                 try? await connection.releaseName(HostNames.busName)
                 connection.close()
             }
+            await connection.waitUntilDisconnected()
+            group.cancelAll()
         }
         await service.stop()
-        if shuttingDown.isSet {
+        if Task.isShuttingDownGracefully {
             logger.info("widget-hostd stopped")
         } else {
             throw DaemonError.busLost(bus)
         }
     }
-}
-
-final class ShutdownFlag: @unchecked Sendable {
-    private let lock = NSLockish()
-    private var value = false
-    func set() { lock.locked { value = true } }
-    var isSet: Bool { lock.locked { value } }
 }

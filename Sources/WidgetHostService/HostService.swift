@@ -82,7 +82,8 @@ public actor HostService {
     var nextCompactionAttempt: Date?
     /// Fires at the timeline engine's next deadline; see `rearmTimelineTimer()`.
     var timelineTimer: (any DispatchSourceTimer)?
-    private var ownerWatch: Task<Void, Never>?
+    /// Name owners changing on the bus, watched from `start()` on; `run()` reads them.
+    private var ownerChanges: AsyncStream<NameOwnerChange>?
     /// Each connection's identity once looked up (see IdentityService.swift).
     var identities: [String: Result<CallerIdentity, HostError>] = [:]
     /// Connections whose identity is being looked up.
@@ -116,12 +117,7 @@ public actor HostService {
     /// finds everything in place.
     public func start() async throws {
         // Watch connections leaving before accepting registrations.
-        let changes = try await connection.nameOwnerChanges()
-        ownerWatch = Task { [weak self] in
-            for await change in changes where change.name.hasPrefix(":") && change.newOwner.isEmpty {
-                await self?.connectionClosed(change.name)
-            }
-        }
+        ownerChanges = try await connection.nameOwnerChanges()
         connection.addObjectManager(at: HostNames.rootPath)
         try openState()
         applyScan(await Self.scan(configuration.xdg))
@@ -132,13 +128,22 @@ public actor HostService {
         logger.info("serving \(HostNames.rootPath)", metadata: ["interfaces": "\(HostInterfaces.hostInterfaceNames)"])
     }
 
+    /// Ends the registrations of every connection that closes, until the
+    /// calling task is cancelled. Runs beside the daemon's wait for the bus
+    /// (see `HostDaemon.run()`), after `start()`.
+    public func run() async {
+        guard let changes = ownerChanges else { return }
+        for await change in changes where change.name.hasPrefix(":") && change.newOwner.isEmpty {
+            connectionClosed(change.name)
+        }
+    }
+
     public func stop() {
         // A clean stop leaves one snapshot and an empty journal: the next start reads less.
         if let state {
             do { try state.compact(durableImage()) } catch { logger.error("could not compact the state directory: \(error)") }
         }
-        ownerWatch?.cancel()
-        ownerWatch = nil
+        ownerChanges = nil
         activityTimer?.cancel()
         activityTimer = nil
         timelineTimer?.cancel()
