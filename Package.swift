@@ -114,6 +114,7 @@ let package = Package(
                 "CDBus",
                 "DBus",
                 "PrivateBus",
+                "WidgetHostCore",
                 "WidgetHostService",
                 // Built with the benchmark, which runs it as its own process.
                 "widget-hostd",

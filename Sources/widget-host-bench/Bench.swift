@@ -4,6 +4,7 @@ import Foundation
 
 import Histogram
 import PrivateBus
+import WidgetHostCore
 import WidgetHostService
 
 // widget-host-bench: performance measured against its floor in the same run.
@@ -200,6 +201,8 @@ struct TapsBench: AsyncParsableCommand {
         let stateDirectory = shm + "/widget-host-bench-\(getpid())"
         host.arguments = [
             "--address", bus.address, "--log-level", "warning", "--state-dir", stateDirectory, "--max-widgets-per-app", "1000000",
+            // 100,000 placed widgets take about 17 MB on the bus: the largest budgets hold them.
+            "--max-app-bytes", "\(Footprint.Budgets.largestTotal)", "--max-host-bytes", "\(Footprint.Budgets.largestTotal)",
         ]
         host.environment = bus.environment()
         try PrivateBus.withCleanSignalMask { try host.run() }
