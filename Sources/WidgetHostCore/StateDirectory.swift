@@ -55,11 +55,6 @@ public final class StateDirectory {
     /// processes only, so a second opening in the same process is told apart here.
     private static let openHere = Mutex<Set<String>>([])
 
-    /// Forgets a lock file this process held; returns false, for use in a guard.
-    private static func release(_ file: String) -> Bool {
-        _ = openHere.withLock { $0.remove(file) }
-        return false
-    }
     /// The bytes of whole records in the journal: where the next one goes.
     private var journalBytes = 0
     /// The journal file may hold more than `journalBytes` (an append that
@@ -110,7 +105,7 @@ public final class StateDirectory {
     deinit {
         if journal >= 0 { close(journal) }
         if lock >= 0 { close(lock) }
-        if let lockedFile { _ = Self.release(lockedFile) }
+        if let lockedFile { _ = Self.openHere.withLock { $0.remove(lockedFile) } }
     }
 
     /// Two hosts writing one directory would lose each other's records: the
@@ -135,11 +130,16 @@ public final class StateDirectory {
         request.l_whence = Int16(SEEK_SET)
         var status = stat()
         let file = fstat(lock, &status) == 0 ? "\(status.st_dev):\(status.st_ino)" : name
-        guard Self.openHere.withLock({ $0.insert(file).inserted }), fcntl(lock, F_SETLK, &request) == 0 || Self.release(file) else {
+        func refuse() -> StateDirectoryError {
             let holder = (try? String(contentsOfFile: name, encoding: .utf8))?.split(separator: "\n").first.map(String.init) ?? "?"
             close(lock)
             lock = -1
-            throw StateDirectoryError.inUse(path, holder: holder)
+            return .inUse(path, holder: holder)
+        }
+        guard Self.openHere.withLock({ $0.insert(file).inserted }) else { throw refuse() }
+        guard fcntl(lock, F_SETLK, &request) == 0 else {
+            _ = Self.openHere.withLock { $0.remove(file) }
+            throw refuse()
         }
         lockedFile = file
         // Who holds it, for the message another host gives; best effort.

@@ -43,17 +43,23 @@ extension HostService {
     }
 
     /// Checks that `widget` (a new one, or a change to one) fits the budgets
-    /// with `entries` as its timeline (default: the one it has); changes nothing.
-    func checkFootprint(of widget: PlacedWidget, entries: [TimelineEntry]? = nil) throws(HostError) {
-        try footprint.check(widget.id, appID: widget.appID, bytes: widgetBytes(widget, entries: entries ?? timelines.entries(of: widget.id)))
+    /// with `entries` as its timeline (default: the one it has); changes
+    /// nothing. Returns its bytes, to charge once the change is made.
+    func checkFootprint(of widget: PlacedWidget, entries: [TimelineEntry]? = nil) throws(HostError) -> Int {
+        let bytes = widgetBytes(widget, entries: entries ?? timelines.entries(of: widget.id))
+        try footprint.check(widget.id, appID: widget.appID, bytes: bytes)
+        return bytes
     }
 
-    /// Checks that `activity` (a new one, or a change to one) fits the budgets; changes nothing.
-    func checkFootprint(of activity: LiveActivity) throws(HostError) {
-        try footprint.check(activity.id, appID: activity.appID, bytes: activityBytes(activity))
+    /// Checks that `activity` (a new one, or a change to one) fits the budgets;
+    /// changes nothing. Returns its bytes, to charge once the change is made.
+    func checkFootprint(of activity: LiveActivity) throws(HostError) -> Int {
+        let bytes = activityBytes(activity)
+        try footprint.check(activity.id, appID: activity.appID, bytes: bytes)
+        return bytes
     }
 
-    /// Charges widget `id` as it is now, or takes its charge off when it is gone.
+    /// Charges widget `id` as it is now (restoring), or takes its charge off when it is gone.
     func chargeWidget(_ id: String) {
         guard let widget = widgets.widgets[id] else { return footprint.release(id) }
         footprint.set(id, appID: widget.appID, bytes: widgetBytes(widget, entries: timelines.entries(of: id)))

@@ -150,22 +150,18 @@ extension HostService {
         let saved = activities
         let result = try change(&activities)
         let records = records(result)
+        var charges: [(LiveActivity, Int)] = []
         do {
             for case .activity(let stored) in records {
-                if let activity = activities.activity(stored.id) { try checkFootprint(of: activity) }
+                if let activity = activities.activity(stored.id) { charges.append((activity, try checkFootprint(of: activity))) }
             }
             try persist(records)
         } catch {
             activities = saved
             throw error
         }
-        for record in records {
-            switch record {
-            case .activity(let stored): chargeActivity(stored.id)
-            case .activityRemoved(let id): footprint.release(id)
-            default: break
-            }
-        }
+        for (activity, bytes) in charges { footprint.set(activity.id, appID: activity.appID, bytes: bytes) }
+        for case .activityRemoved(let id) in records { footprint.release(id) }
         return result
     }
 

@@ -290,10 +290,12 @@ extension HostService {
                 limits: options.contentLimits, maxEntries: options.maxEntries)
             let arrived = now
             guard timelines.isAwaiting(fetch) else { return }
-            if let widget = widgets.widgets[fetch.widgetID] { try checkFootprint(of: widget, entries: timeline.entries) }
+            // Charged with the entries as sent: the engine keeps those from the one due now on.
+            guard let widget = widgets.widgets[fetch.widgetID] else { return }
+            let bytes = try checkFootprint(of: widget, entries: timeline.entries)
             persistQuietly([.timeline(StoredTimeline(widgetID: fetch.widgetID, timeline: timeline, receivedAt: arrived))])
             let effects = timelines.fetchSucceeded(fetch, timeline: timeline, now: arrived)
-            chargeWidget(fetch.widgetID)
+            footprint.set(widget.id, appID: widget.appID, bytes: bytes)
             logger.debug(
                 "timeline received", metadata: ["widget": "\(fetch.widgetID)", "entries": "\(entries.count)", "reason": "\(fetch.reason.rawValue)"])
             apply(effects)
@@ -313,8 +315,8 @@ extension HostService {
         for effect in effects {
             switch effect {
             case .show(let id, let content):
+                // No new charge: a widget is charged with the largest of its entries already.
                 widgets.setContent(id, tree: content)
-                chargeWidget(id)
                 try? connection.emitPropertiesChanged(path: HostNames.widgetPath(id), interface: HostNames.widget, properties: ["Content"])
             case .fetch(let fetch):
                 startFetch(fetch)

@@ -61,10 +61,10 @@ extension HostService {
         let widget = try widgets.placement(
             appID: appID, kind: call.arguments[1].stringValue ?? "", family: call.arguments[2].stringValue ?? "",
             configuration: OptionValue.dictionary(call.arguments[3]))
-        try checkFootprint(of: widget, entries: [])
+        let bytes = try checkFootprint(of: widget)
         try persist([.widget(StoredWidget(widget, content: nil))])
         widgets.insert(widget)
-        chargeWidget(widget.id)
+        footprint.set(widget.id, appID: appID, bytes: bytes)
         try connection.export(widgetInterfaces(), at: HostNames.widgetPath(widget.id))
         logger.info("widget added", metadata: ["widget": "\(widget.id)", "app": "\(appID)", "kind": "\(widget.kind)"])
         widgetPlaced(widget.id)
@@ -162,10 +162,10 @@ extension HostService {
         let content = try widgets.content(call.arguments[0].stringValue ?? "")
         var changed = widget
         changed.content = content
-        try checkFootprint(of: changed)
+        let bytes = try checkFootprint(of: changed)
         try persist([.widget(StoredWidget(widget, content: content?.json))])
         widgets.setContent(id, tree: content)
-        chargeWidget(id)
+        footprint.set(id, appID: widget.appID, bytes: bytes)
         try? connection.emitPropertiesChanged(path: HostNames.widgetPath(id), interface: HostNames.widget, properties: ["Content"])
         return []
     }
@@ -175,10 +175,10 @@ extension HostService {
         try widgets.checkConfiguration(id, configuration)
         var changed = widgets.widgets[id]!
         changed.configuration = configuration
-        try checkFootprint(of: changed)
+        let bytes = try checkFootprint(of: changed)
         try persist([.widget(StoredWidget(changed, content: changed.content?.json))])
         widgets.setConfiguration(id, configuration)
-        chargeWidget(id)
+        footprint.set(id, appID: changed.appID, bytes: bytes)
         try? connection.emitPropertiesChanged(path: HostNames.widgetPath(id), interface: HostNames.widget, properties: ["Configuration"])
         requestReload(id, .configured)
         return []

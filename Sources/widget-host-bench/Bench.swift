@@ -100,9 +100,9 @@ struct BindingBench: AsyncParsableCommand {
                 for sample in samples { floor.record(sample) }
                 for _ in 0..<block {
                     let m = try message()
-                    let start = DirectLibdbus.monotonicNanoseconds()
+                    let start = monotonicNanoseconds()
                     _ = try await client.call(m)
-                    binding.record(DirectLibdbus.monotonicNanoseconds() - start)
+                    binding.record(monotonicNanoseconds() - start)
                 }
                 done += block
             }
@@ -114,7 +114,7 @@ struct BindingBench: AsyncParsableCommand {
             let share = total / rounds + (round < total % rounds ? 1 : 0)
             let rate = try await onThread { direct.pipelined(to: echoName, payload: text, total: share, window: window) }
             floorSeconds += Double(share) / rate
-            let started = DirectLibdbus.monotonicNanoseconds()
+            let started = monotonicNanoseconds()
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for lane in 0..<window {
                     let laneShare = share / window + (lane < share % window ? 1 : 0)
@@ -124,7 +124,7 @@ struct BindingBench: AsyncParsableCommand {
                 }
                 try await group.waitForAll()
             }
-            bindingSeconds += Double(DirectLibdbus.monotonicNanoseconds() - started) / 1e9
+            bindingSeconds += Double(monotonicNanoseconds() - started) / 1e9
         }
         let floorRate = Double(total) / floorSeconds, bindingRate = Double(total) / bindingSeconds
         client.close()

@@ -198,8 +198,6 @@ enum DirectLibdbus {
             dbus_message_unref(signal)
         }
     }
-
-    static func monotonicNanoseconds() -> UInt64 { DBus.monotonicNanoseconds() }
 }
 
 /// Answers `Echo(s) → s` with the same string.
