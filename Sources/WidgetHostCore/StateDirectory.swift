@@ -115,36 +115,45 @@ public final class StateDirectory {
     /// host can write there either.
     private func takeLock() throws {
         let name = file("lock")
-        lock = Glibc.open(name, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        if lock < 0 { lock = Glibc.open(name, O_RDONLY | O_CLOEXEC) }
-        guard lock >= 0 else {
-            notes.append("cannot open \(name) (\(String(cString: strerror(errno)))); going on unlocked")
-            return
+        // One opening at a time in this process, checked before the file is
+        // opened: closing any descriptor of a file drops every POSIX lock the
+        // process holds on it, so a refused second opening must never open it.
+        try Self.openHere.withLock { held in
+            var status = stat()
+            if stat(name, &status) == 0, held.contains(Self.key(status)) {
+                throw StateDirectoryError.inUse(path, holder: "\(getpid())")
+            }
+            lock = Glibc.open(name, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+            if lock < 0 { lock = Glibc.open(name, O_RDONLY | O_CLOEXEC) }
+            guard lock >= 0 else {
+                notes.append("cannot open \(name) (\(String(cString: strerror(errno)))); going on unlocked")
+                return
+            }
+            // A POSIX record lock belongs to this process: unlike flock, a child
+            // forked meanwhile (to exec a helper) does not hold it on, so it ends
+            // exactly when this value closes it. A read-only descriptor can only
+            // take a read lock, which still keeps out any host that would write.
+            var request = Glibc.flock()
+            request.l_type = Int16(fcntl(lock, F_GETFL) & O_ACCMODE == O_RDONLY ? F_RDLCK : F_WRLCK)
+            request.l_whence = Int16(SEEK_SET)
+            guard fcntl(lock, F_SETLK, &request) == 0 else {
+                // Another process holds it; this one holds nothing on the file to lose.
+                let holder = (try? String(contentsOfFile: name, encoding: .utf8))?.split(separator: "\n").first.map(String.init) ?? "?"
+                close(lock)
+                lock = -1
+                throw StateDirectoryError.inUse(path, holder: holder)
+            }
+            if fstat(lock, &status) == 0 {
+                lockedFile = Self.key(status)
+                held.insert(Self.key(status))
+            }
         }
-        // A POSIX record lock belongs to this process: unlike flock, a child
-        // forked meanwhile (to exec a helper) does not hold it on, so it ends
-        // exactly when this value closes it. A read-only descriptor can only
-        // take a read lock, which still keeps out any host that would write.
-        var request = Glibc.flock()
-        request.l_type = Int16(fcntl(lock, F_GETFL) & O_ACCMODE == O_RDONLY ? F_RDLCK : F_WRLCK)
-        request.l_whence = Int16(SEEK_SET)
-        var status = stat()
-        let file = fstat(lock, &status) == 0 ? "\(status.st_dev):\(status.st_ino)" : name
-        func refuse() -> StateDirectoryError {
-            let holder = (try? String(contentsOfFile: name, encoding: .utf8))?.split(separator: "\n").first.map(String.init) ?? "?"
-            close(lock)
-            lock = -1
-            return .inUse(path, holder: holder)
-        }
-        guard Self.openHere.withLock({ $0.insert(file).inserted }) else { throw refuse() }
-        guard fcntl(lock, F_SETLK, &request) == 0 else {
-            _ = Self.openHere.withLock { $0.remove(file) }
-            throw refuse()
-        }
-        lockedFile = file
         // Who holds it, for the message another host gives; best effort.
-        if ftruncate(lock, 0) == 0 { try? writeAll(lock, Array("\(getpid())\n".utf8), what: name) }
+        if lock >= 0, ftruncate(lock, 0) == 0 { try? writeAll(lock, Array("\(getpid())\n".utf8), what: name) }
     }
+
+    /// A file as device and inode.
+    private static func key(_ status: stat) -> String { "\(status.st_dev):\(status.st_ino)" }
 
     // MARK: Writing
 

@@ -1,4 +1,5 @@
 import Foundation
+import PrivateBus
 import Testing
 @testable import WidgetHostCore
 
@@ -19,6 +20,20 @@ struct StateDirectoryTests {
             try state.compact(image)
         }
         return dir
+    }
+
+    @Test("a refused second opening in the same process leaves the first one's lock held against other processes")
+    func secondOpeningKeepsTheLock() async throws {
+        let dir = directory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let (first, _) = try StateDirectory.open(directory: dir)
+        #expect(throws: StateDirectoryError.self) { try StateDirectory.open(directory: dir) }
+        // Another process asks for the same POSIX lock: it must still be held.
+        let probe = try await runCommand(
+            "/usr/bin/python3",
+            ["-c", "import fcntl,sys; f=open(sys.argv[1],'r+');\ntry: fcntl.lockf(f, fcntl.LOCK_EX|fcntl.LOCK_NB)\nexcept OSError: sys.exit(3)", dir + "/lock"])
+        #expect(probe.status == 3, "the lock was free: \(probe)")
+        withExtendedLifetime(first) {}
     }
 
     static let widget = StoredWidget(
