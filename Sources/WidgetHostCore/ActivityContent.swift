@@ -100,7 +100,13 @@ public struct ActivityContent: Sendable, Equatable {
     ///   `InconsistentLinks` (see ``checkCompactConsistency()``).
     ///
     /// All trees together may hold at most `limits.maxElements` elements.
-    public static func parse(_ json: String, limits: ViewTreeLimits = ViewTreeLimits()) throws(HostError) -> ActivityContent {
+    ///
+    /// Content the host `stored` itself is read back under ``ViewTreeLimits/stored``
+    /// and without the duplicate-key rule, which an earlier host may not have had.
+    public static func parse(_ json: String, limits: ViewTreeLimits = ViewTreeLimits(), stored: Bool = false) throws(HostError)
+        -> ActivityContent
+    {
+        let limits = stored ? ViewTreeLimits.stored : limits
         guard json.utf8.count <= limits.maxBytes else {
             throw .limitExceeded(
                 "Live Activity content is \(json.utf8.count) bytes; the limit max-content-bytes is \(limits.maxBytes) bytes — send smaller view trees")
@@ -116,7 +122,7 @@ public struct ActivityContent: Sendable, Equatable {
         } catch {
             throw .invalidContent("Live Activity content is not valid JSON (\(error)); send an object such as \(example)")
         }
-        if let duplicate = duplicates.first { throw .invalidContent(duplicate.message(in: "Live Activity content")) }
+        if !stored, let duplicate = duplicates.first { throw .invalidContent(duplicate.message(in: "Live Activity content")) }
         guard case .object(let top) = value else {
             throw .invalidContent("Live Activity content must be a JSON object, not \(value.typeName); send an object such as \(example)")
         }

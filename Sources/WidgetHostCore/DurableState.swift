@@ -163,7 +163,8 @@ extension WidgetStore {
     /// - Throws: `InvalidContent` for a family or content that does not parse.
     public mutating func restore(_ stored: StoredWidget, nextNumber atLeast: UInt64) throws(HostError) {
         let family = try WidgetFamily.parse(stored.family)
-        let content = try stored.content.map { json throws(HostError) in try ViewTree.parse(json, limits: limits) }
+        // What the host acknowledged is read back under any limits now, past rules added since.
+        let content = try stored.content.map { json throws(HostError) in try ViewTree.parseRecovering(json, limits: .stored).tree }
         if widgets[stored.id] == nil { countRestored(stored.appID) }
         widgets[stored.id] = PlacedWidget(
             id: stored.id, appID: stored.appID, kind: stored.kind, family: family, configuration: stored.configuration, content: content)
@@ -172,7 +173,7 @@ extension WidgetStore {
 
     /// Puts back an app's bundle without dropping any widget.
     public mutating func restoreBundle(appID: String, json: String) throws(HostError) {
-        setBundle(appID: appID, try WidgetBundle.parse(json))
+        setBundle(appID: appID, try WidgetBundle.parse(json, stored: true))
     }
 }
 
@@ -182,7 +183,7 @@ extension LiveActivityStore {
     public mutating func restore(_ stored: StoredActivity, nextNumber atLeast: UInt64, now: Date) throws(HostError) {
         let activity = LiveActivity(
             id: stored.id, appID: stored.appID, attributesType: stored.attributesType,
-            content: try ActivityContent.parse(stored.content, limits: limits.content), attributes: stored.attributes,
+            content: try ActivityContent.parse(stored.content, stored: true), attributes: stored.attributes,
             state: stored.state, staleDate: stored.staleDate.map(UnixTime.date), relevance: stored.relevance,
             startedAt: UnixTime.date(stored.startedAt), endedAt: stored.endedAt.map(UnixTime.date),
             removeAt: stored.removeAt.map(UnixTime.date), number: DurableState.number(stored.id, prefix: "a"))

@@ -109,6 +109,18 @@ public struct ViewTreeLimits: Sendable, Equatable {
     public var maxElements = 4096
     public var maxURLLength = 2048
     public init() {}
+
+    /// For what the host stored itself: what it acknowledged under its limits
+    /// then is read back under any limits now (only the nesting stays bounded,
+    /// for the parser's stack).
+    public static let stored: ViewTreeLimits = {
+        var limits = ViewTreeLimits()
+        limits.maxBytes = .max
+        limits.maxDepth = 1024
+        limits.maxElements = .max
+        limits.maxURLLength = .max
+        return limits
+    }()
 }
 
 /// A problem ``ViewTree/parseRecovering(_:limits:)`` went on past, with the

@@ -52,9 +52,11 @@ public struct WidgetBundle: Sendable, Equatable {
 
     /// Parses and validates bundle JSON in time linear in its size; errors name
     /// the offending field; a bundle over ``maxBytes``, ``maxKinds`` or
-    /// ``maxParameters`` is `LimitExceeded` naming the limit.
-    public static func parse(_ json: String) throws(HostError) -> WidgetBundle {
-        guard json.utf8.count <= maxBytes else {
+    /// ``maxParameters`` is `LimitExceeded` naming the limit. A bundle the host
+    /// `stored` itself is read back without the limits and the duplicate-key
+    /// rule, which an earlier host may not have had.
+    public static func parse(_ json: String, stored: Bool = false) throws(HostError) -> WidgetBundle {
+        guard stored || json.utf8.count <= maxBytes else {
             throw .limitExceeded("the bundle is \(json.utf8.count) bytes; a bundle may have at most \(maxBytes) bytes — describe kinds only, and send content with SetContent")
         }
         let value: JSONValue
@@ -64,11 +66,11 @@ public struct WidgetBundle: Sendable, Equatable {
         } catch {
             throw .invalidContent("the bundle is not valid JSON; send {\"widgets\":[{\"kind\":\"…\",\"families\":[\"systemSmall\"]}]}")
         }
-        if let duplicate = duplicates.first { throw .invalidContent(duplicate.message(in: "the bundle")) }
+        if !stored, let duplicate = duplicates.first { throw .invalidContent(duplicate.message(in: "the bundle")) }
         guard case .object(let top) = value, case .array(let widgets)? = top["widgets"] else {
             throw .invalidContent("the bundle must be an object with a \"widgets\" array")
         }
-        guard widgets.count <= maxKinds else {
+        guard stored || widgets.count <= maxKinds else {
             throw .limitExceeded("the bundle has \(widgets.count) kinds; a bundle may have at most \(maxKinds)")
         }
         var kinds: [WidgetKind] = []
@@ -109,7 +111,7 @@ public struct WidgetBundle: Sendable, Equatable {
                     guard case .array(let items) = rawParameters else {
                         throw .invalidContent("\(at).configuration.parameters must be an array")
                     }
-                    guard items.count <= maxParameters else {
+                    guard stored || items.count <= maxParameters else {
                         throw .limitExceeded("\(at).configuration has \(items.count) parameters; a kind may have at most \(maxParameters)")
                     }
                     for (p, item) in items.enumerated() {
@@ -170,10 +172,11 @@ public struct WidgetStore: Sendable {
     // fail, so that the service can store a change between the two and leave
     // the model as it was when the disk refuses it.
 
-    /// Replaces an app's bundle; returns the ids of placed widgets whose kind it dropped (removed).
+    /// Replaces an app's bundle; returns the ids of placed widgets whose kind it dropped (removed):
+    /// `known`, when ``dropped(byBundle:of:)`` already gave them.
     @discardableResult
-    public mutating func registerBundle(appID: String, _ bundle: WidgetBundle) -> [String] {
-        let dropped = dropped(byBundle: bundle, of: appID)
+    public mutating func registerBundle(appID: String, _ bundle: WidgetBundle, dropping known: [String]? = nil) -> [String] {
+        let dropped = known ?? dropped(byBundle: bundle, of: appID)
         bundles[appID] = bundle
         for id in dropped { remove(id) }
         return dropped
@@ -264,10 +267,6 @@ public struct WidgetStore: Sendable {
         }
     }
 
-    public mutating func setContent(_ id: String, _ json: String) throws(HostError) {
-        guard widgets[id] != nil else { throw .invalidArgument("no widget \(id)") }
-        widgets[id]!.content = try content(json)
-    }
 
     /// The view tree `json` gives a widget (nil for `""`), checked against the limits; changes nothing.
     public func content(_ json: String) throws(HostError) -> ViewTree? {
@@ -289,11 +288,6 @@ public struct WidgetStore: Sendable {
         a.id.count != b.id.count ? a.id.count < b.id.count : a.id < b.id
     }
 
-    /// ``checkConfiguration(_:_:)`` then ``setConfiguration(_:_:)``.
-    public mutating func configure(_ id: String, _ configuration: [String: OptionValue]) throws(HostError) {
-        try checkConfiguration(id, configuration)
-        setConfiguration(id, configuration)
-    }
 
     /// Sets a configuration ``checkConfiguration(_:_:)`` accepted.
     public mutating func setConfiguration(_ id: String, _ configuration: [String: OptionValue]) {

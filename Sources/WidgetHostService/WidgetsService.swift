@@ -47,7 +47,7 @@ extension HostService {
         let bundle = try WidgetBundle.parse(json)
         let dropped = widgets.dropped(byBundle: bundle, of: appID)
         try persist([.bundle(appID: appID, json: json)] + dropped.map { .widgetRemoved(id: $0) })
-        widgets.registerBundle(appID: appID, bundle)
+        widgets.registerBundle(appID: appID, bundle, dropping: dropped)
         for id in dropped {
             connection.unexport(HostNames.widgetPath(id))
             widgetGone(id)

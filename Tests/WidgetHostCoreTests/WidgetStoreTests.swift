@@ -84,4 +84,33 @@ struct ViewNodeTests {
         #expect(decoded.fields["padding"] == .integer(4) && decoded.children[0].fields["color"] == .string("red"))
         #expect(try ViewTree.parse(decoded.json).elements.count == 2)
     }
+
+    @Test("what an earlier host stored is read back past the limits and rules added since")
+    func restoresWhatWasStored() throws {
+        var store = WidgetStore()
+        store.limits.maxBytes = 100
+        let kinds = (0..<40).map { #"{"kind":"k\#($0)","families":["systemSmall"]}"# }.joined(separator: ",")
+        try store.restoreBundle(appID: "org.example.Old", json: #"{"widgets":["# + kinds + "]}")
+        #expect(store.bundles["org.example.Old"]?.kinds.count == 40)
+        let placed = PlacedWidget(id: "w1", appID: "org.example.Old", kind: "k0", family: .systemSmall, configuration: [:], content: nil)
+        // Over today's 100 bytes, and a key given twice: both were taken before.
+        let content = #"{"type":"text","id":"t","text":""# + String(repeating: "x", count: 200) + #"","text":"again"}"#
+        try store.restore(StoredWidget(placed, content: content), nextNumber: 1)
+        #expect(store.widgets["w1"]?.content != nil)
+        var activities = LiveActivityStore()
+        activities.limits.content.maxBytes = 100
+        let presentations = ["lockScreen", "compactLeading", "compactTrailing", "minimal", "expanded"]
+        let activity = "{" + presentations.map { #""\#($0)":{"type":"text","text":"\#(String(repeating: "y", count: 50))"}"# }.joined(separator: ",")
+            + #","lockScreen":{"type":"text"}}"#
+        var starter = LiveActivityStore()
+        var stored = StoredActivity(try starter.start(
+            appID: "org.example.Old", attributesType: "T", contentJSON: Self.activityContent, options: [:], now: Date()))
+        stored.content = activity
+        try activities.restore(stored, nextNumber: 1, now: Date())
+        #expect(activities.activity(stored.id) != nil)
+    }
+
+    static let activityContent =
+        "{" + ["lockScreen", "compactLeading", "compactTrailing", "minimal", "expanded"].map { "\"\($0)\":{\"type\":\"text\"}" }
+        .joined(separator: ",") + "}"
 }
