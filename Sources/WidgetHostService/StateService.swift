@@ -46,7 +46,7 @@ extension HostService {
             do {
                 let timeline = try stored.timeline(limits: configuration.timelines.contentLimits)
                 effects += timelines.restore(
-                    widgetID: stored.widgetID, timeline: timeline, receivedAt: Date(timeIntervalSince1970: TimeInterval(stored.receivedAt) / 1000))
+                    widgetID: stored.widgetID, timeline: timeline, receivedAt: UnixTime.date(stored.receivedAt))
             } catch {
                 logger.warning("stored timeline of widget \(stored.widgetID) skipped: \(error)")
             }
@@ -56,6 +56,8 @@ extension HostService {
         for id in widgets.widgets.keys { chargeWidget(id) }
         for id in durable.activities.keys { chargeActivity(id) }
         state = directory
+        // Opening may have left the files behind the model (a snapshot it could not write).
+        armStorageRetry()
         logger.info(
             "state restored",
             metadata: [
@@ -87,6 +89,8 @@ extension HostService {
             throw HostError.invalidArgument("the change cannot be stored (\(what)); nothing was changed — send only finite numbers and valid strings")
         } catch {
             storageFailed(error)
+            // Opening the journal may have found it behind: write the whole state once it can.
+            if storageTimer == nil { armStorageRetry() }
             throw HostError(
                 .storageFailed,
                 "the state directory \(state.path) cannot take the change (\(error)); nothing was changed and everything else goes on working — free space on that disk or make the directory writable, then send it again")
@@ -99,9 +103,12 @@ extension HostService {
     /// the change stays in the model; when the disk refuses it, the state
     /// directory is marked behind and the host writes a snapshot once it can.
     func persistQuietly(_ records: [StateRecord]) {
-        do { try persist(records) } catch {
+        do { try persist(records) } catch let error as HostError where error.name == .storageFailed {
             state?.markBehind()
             armStorageRetry()
+        } catch {
+            // Not the disk: a value that cannot be stored, which validation keeps out.
+            logger.error("a change could not be stored: \(error)")
         }
     }
 
