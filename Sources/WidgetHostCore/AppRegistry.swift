@@ -64,8 +64,8 @@ public struct AppRegistry: Sendable {
 
     /// The warnings of the last scan given to ``replaceDiscovered(_:)``.
     public private(set) var scanWarnings: [String] = []
-    /// The schemes installed desktop entries declare (``DesktopScan/installedSchemes``).
-    public private(set) var installedSchemes: Set<String> = []
+    /// The schemes installed desktop entries declare, with the entries (``DesktopScan/installedHandlers``).
+    public private(set) var installedHandlers: [String: Set<String>] = [:]
 
     /// An empty registry.
     public init(maxRegistrationsPerConnection: Int = 256) {
@@ -165,7 +165,7 @@ public struct AppRegistry: Sendable {
     public mutating func replaceDiscovered(_ scan: DesktopScan) {
         discovered = Dictionary(scan.apps.map { ($0.entry.id, $0) }, uniquingKeysWith: { first, _ in first })
         scanWarnings = scan.warnings
-        installedSchemes = scan.installedSchemes
+        installedHandlers = scan.installedHandlers
         // The entries are the registrations' base: merge again over what they declare now.
         for (id, registration) in registrations {
             if let merged = try? AppOptions.parse(appID: id, registration.given, base: discovered[id]?.options) {
@@ -216,10 +216,15 @@ public struct AppRegistry: Sendable {
         for id in mimeDefaults {
             if let known = app(id) { return known }
         }
-        let declaring = discovered.values.filter { $0.options.schemes.contains(scheme) }.map(\.id)
-            .min { (registrations[$0] != nil ? 0 : 1, $0) < (registrations[$1] != nil ? 0 : 1, $1) }
-        if let id = declaring { return app(id) }
-        guard !installedSchemes.contains(scheme) else { return nil }
+        // A known app (registered, or discovered) whose installed entry declares
+        // the scheme, whether or not that entry is D-Bus-activatable.
+        let installed = installedHandlers[scheme] ?? []
+        let declaring = installed.filter { registrations[$0] != nil }
+            + discovered.values.filter { $0.options.schemes.contains(scheme) }.map(\.id)
+        if let id = declaring.min(by: { (registrations[$0] != nil ? 0 : 1, $0) < (registrations[$1] != nil ? 0 : 1, $1) }) {
+            return app(id)
+        }
+        guard installed.isEmpty else { return nil }
         return registrations
             .filter { $0.value.options.schemes.contains(scheme) }
             .min { $0.value.sequence < $1.value.sequence }

@@ -32,9 +32,11 @@ public struct DesktopScan: Sendable, Equatable {
     public var warnings: [String]
     /// Every URL scheme some installed, visible application entry declares
     /// (`MimeType=x-scheme-handler/<scheme>;`), D-Bus-activatable or not,
-    /// lowercased: a scheme an installed app handles is never routed to a
+    /// lowercased, with the desktop-file IDs of the entries declaring it: a
+    /// scheme an installed app handles goes to that app, and never to a
     /// process that merely registered it (``AppRegistry/route(scheme:mimeDefaults:)``).
-    public var installedSchemes: Set<String> = []
+    public var installedHandlers: [String: Set<String>] = [:]
+    public var installedSchemes: Set<String> { Set(installedHandlers.keys) }
 
     /// The desktop-entry keys that mirror `RegisterApp` options.
     public enum Key {
@@ -76,7 +78,7 @@ public struct DesktopScan: Sendable, Equatable {
             }
         }
         var apps: [DiscoveredApp] = []
-        var installed = Set<String>()
+        var installed: [String: Set<String>] = [:]
         for id in order {
             guard let path = claimed[id] else { continue }
             guard let data = FileManager.default.contents(atPath: path) else {
@@ -96,14 +98,14 @@ public struct DesktopScan: Sendable, Equatable {
             }
             if let app = app(from: entry, warnings: &warnings) {
                 apps.append(app)
-                installed.formUnion(app.options.schemes)
+                for scheme in app.options.schemes { installed[scheme, default: []].insert(id) }
             } else if isVisibleApplication(entry) {
-                installed.formUnion(schemes(of: entry))
+                for scheme in schemes(of: entry) { installed[scheme, default: []].insert(id) }
             }
         }
         apps.sort { $0.entry.id < $1.entry.id }
         var scan = DesktopScan(apps: apps, warnings: warnings)
-        scan.installedSchemes = installed
+        scan.installedHandlers = installed
         return scan
     }
 

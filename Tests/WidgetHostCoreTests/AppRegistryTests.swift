@@ -150,11 +150,23 @@ private func discovered(_ id: String, schemes: [String] = []) -> DiscoveredApp {
     @Test func noCaptureOfAnInstalledScheme() throws {
         var r = AppRegistry()
         var scan = DesktopScan()
-        scan.installedSchemes = ["https"]   // a browser's entry, not D-Bus-activatable
+        scan.installedHandlers = ["https": ["firefox"]]   // a browser's entry, not D-Bus-activatable
         r.replaceDiscovered(scan)
         try r.register(appID: "org.e.Evil", owner: ":1.1", options: ["schemes": .strings(["https", "evil"])], ownsName: true)
         #expect(r.route(scheme: "HTTPS", mimeDefaults: []) == nil)
         #expect(r.route(scheme: "evil", mimeDefaults: [])?.id == "org.e.Evil")
+    }
+
+    @Test("a live app whose installed entry is not D-Bus-activatable still gets its declared scheme, before any other claim")
+    func installedButNotActivatable() throws {
+        var r = AppRegistry()
+        var scan = DesktopScan()
+        scan.installedHandlers = ["note": ["org.example.Notes"]]
+        r.replaceDiscovered(scan)
+        try r.register(appID: "org.a.Claims", owner: ":1.1", options: ["schemes": .strings(["note"])], ownsName: true)
+        #expect(r.route(scheme: "note", mimeDefaults: []) == nil, "the installed app is not running: no one else takes it")
+        try r.register(appID: "org.example.Notes", owner: ":1.2", options: [:], ownsName: true)
+        #expect(r.route(scheme: "note", mimeDefaults: [])?.id == "org.example.Notes")
     }
 
     @Test func scanRecordsEveryInstalledScheme() throws {
@@ -164,6 +176,7 @@ private func discovered(_ id: String, schemes: [String] = []) -> DiscoveredApp {
         try t.write("sys1/share/applications/org.example.Viewer.desktop", activatableEntry(name: "V", extra: "MimeType=x-scheme-handler/tap;"))
         let scan = DesktopScan.scan(t.xdg())
         #expect(scan.installedSchemes == ["https", "tap"])
+        #expect(scan.installedHandlers == ["https": ["browser"], "tap": ["org.example.Viewer"]])
         #expect(scan.apps.map(\.id) == ["org.example.Viewer"])
     }
 
