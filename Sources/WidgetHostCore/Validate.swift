@@ -130,7 +130,8 @@ public enum Validate {
     /// At most the first 64 characters of a value for an error message, with
     /// "…" when cut: a hostile value is never echoed back whole.
     public static func prefix(_ s: String, _ count: Int = 64) -> String {
-        s.count <= count ? s : String(s.prefix(count)) + "…"
+        // Never walks a hostile string further than the prefix.
+        s.index(s.startIndex, offsetBy: count, limitedBy: s.endIndex).map { $0 == s.endIndex ? s : String(s[..<$0]) + "…" } ?? s
     }
 
     static func isASCIILetter(_ c: Unicode.Scalar) -> Bool {
