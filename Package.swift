@@ -50,23 +50,33 @@ let package = Package(
             name: "WidgetHostCore",
             swiftSettings: strict
         ),
-        // Build-time tool and plugin that embed dbus/*.xml, the single source of
-        // truth for every interface, into the service.
+        // Build-time generator and plugin: the Swift of every interface
+        // (names, typed server protocols and binders, signals, properties,
+        // client proxies) derived from its XML, the one declaration.
         .executableTarget(
-            name: "embed-interfaces",
+            name: "dbus-codegen",
+            dependencies: ["DBus"],
             swiftSettings: strict
         ),
         .plugin(
-            name: "EmbedInterfaces",
+            name: "DBusCodegen",
             capability: .buildTool(),
-            dependencies: ["embed-interfaces"]
+            dependencies: ["dbus-codegen"]
+        ),
+        // The generated code of dbus/*.xml, and of the peers' interfaces the
+        // host calls (the XML files in this target's folder).
+        .target(
+            name: "WidgetHostInterfaces",
+            dependencies: ["DBus"],
+            exclude: ["org.freedesktop.Application.xml"],
+            swiftSettings: strict,
+            plugins: ["DBusCodegen"]
         ),
         // The Swift library for apps and renderers.
         .target(
             name: "WidgetHostKit",
-            dependencies: ["DBus", "WidgetHostCore", "WidgetHostWire"],
-            swiftSettings: strict,
-            plugins: ["EmbedInterfaces"]
+            dependencies: ["DBus", "WidgetHostCore", "WidgetHostWire", "WidgetHostInterfaces"],
+            swiftSettings: strict
         ),
         // Example apps and a renderer on the library.
         .executableTarget(name: "tap-me-swift", dependencies: ["WidgetHostKit"], path: "examples/swift/TapMe", swiftSettings: strict),
@@ -82,11 +92,11 @@ let package = Package(
                 "DBus",
                 "WidgetHostCore",
                 "WidgetHostWire",
+                "WidgetHostInterfaces",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
-            swiftSettings: strict,
-            plugins: ["EmbedInterfaces"]
+            swiftSettings: strict
         ),
         .executableTarget(
             name: "widget-hostd",
@@ -115,6 +125,7 @@ let package = Package(
                 "DBus",
                 "PrivateBus",
                 "WidgetHostCore",
+                "WidgetHostInterfaces",
                 "WidgetHostService",
                 // Built with the benchmark, which runs it as its own process.
                 "widget-hostd",

@@ -132,6 +132,8 @@ public struct ExportedInterface: Sendable {
     public let description: InterfaceDescription
     var methods: [String: MethodHandler] = [:]
     var properties: [String: PropertyHandler] = [:]
+    /// Reads every readable property at once (see `readAll(_:)`).
+    var readAll: (@Sendable (String) -> [DBusValue])?
 
     public init(_ description: InterfaceDescription) {
         self.description = description
@@ -143,6 +145,14 @@ public struct ExportedInterface: Sendable {
 
     public mutating func property(_ name: String, _ handler: PropertyHandler) {
         properties[name] = handler
+    }
+
+    /// Reads every readable property of the object at a path in one step,
+    /// in declared order, for `GetAll`, `GetManagedObjects` and
+    /// `InterfacesAdded`: an object whose properties come from one record
+    /// is then read once instead of once per property.
+    public mutating func readAll(_ read: @escaping @Sendable (String) -> [DBusValue]) {
+        readAll = read
     }
 
     /// Throws unless every declared method and property has a handler and every handler is declared.
@@ -163,6 +173,13 @@ public struct ExportedInterface: Sendable {
 
     func values(at path: String) -> DBusValue {
         var entries: [DBusValue.DictEntry] = []
+        if let readAll {
+            let readable = description.properties.filter { $0.access != .write }
+            for (property, value) in zip(readable, readAll(path)) {
+                entries.append(.init(.string(property.name), .variant(value)))
+            }
+            return .dictionary(key: "s", value: "v", entries)
+        }
         for property in description.properties where property.access != .write {
             if let handler = properties[property.name] {
                 entries.append(.init(.string(property.name), .variant(handler.getAt(path))))
@@ -470,6 +487,12 @@ extension Connection {
         try? emit(
             path: manager, interface: StandardInterfaces.objectManager, member: "InterfacesRemoved",
             arguments: [.objectPath(path), .strings(removed.map(\.description.name))])
+    }
+
+    /// Stops serving every object, quietly: for a server that stops, so the
+    /// handlers it exported (and what they hold) are released.
+    public func unexportAll() {
+        objects.state.withLock { $0 = ObjectServer.State() }
     }
 
     /// Serves `org.freedesktop.DBus.ObjectManager` at `path` for every object below it.

@@ -1,4 +1,5 @@
 import DBus
+import WidgetHostInterfaces
 @_exported import enum WidgetHostCore.ActivityPresentation
 @_exported import enum WidgetHostCore.JSONValue
 @_exported import enum WidgetHostCore.OptionValue
@@ -7,23 +8,10 @@ import DBus
 @_exported import enum WidgetHostCore.WidgetFamily
 import WidgetHostWire
 
-/// The host's names (docs/names.md).
-public enum WidgetHostNames {
-    public static let busName = "org.widgethost.Host1"
-    public static let rootPath = "/org/widgethost/Host1"
-    public static let apps = "org.widgethost.Host1.Apps"
-    public static let widgets = "org.widgethost.Host1.Widgets"
-    public static let widget = "org.widgethost.Host1.Widget"
-    public static let liveActivities = "org.widgethost.Host1.LiveActivities"
-    public static let liveActivity = "org.widgethost.Host1.LiveActivity"
-
-    /// A widget's object path from its id (`w1`) or path.
-    public static func widgetPath(_ widget: String) -> String { widget.hasPrefix("/") ? widget : rootPath + "/widgets/" + widget }
-    /// A Live Activity's object path from its id (`a1`) or path.
-    public static func activityPath(_ activity: String) -> String {
-        activity.hasPrefix("/") ? activity : rootPath + "/activities/" + activity
-    }
-}
+/// A widget's object path from its id (`w1`) or path.
+func widgetPath(_ widget: String) -> String { widget.hasPrefix("/") ? widget : Host1Widget.objectPath(widget) }
+/// A Live Activity's object path from its id (`a1`) or path.
+func activityPath(_ activity: String) -> String { activity.hasPrefix("/") ? activity : Host1LiveActivity.objectPath(activity) }
 
 /// What a tap came to (docs/widgets.md).
 public enum TapOutcome: String, Sendable, CaseIterable {
@@ -52,6 +40,11 @@ public struct TapResult: Sendable, Equatable {
     public var diagnostics: [String]
     /// Every detail as sent, including keys added later.
     public var details: [String: OptionValue]
+
+    /// A reply of Tap or Resolve.
+    init(_ reply: (outcome: String, details: [String: DBusValue])) {
+        self.init(outcome: reply.outcome, details: OptionValue.dictionary(reply.details))
+    }
 
     init(outcome: String, details raw: [String: OptionValue]) {
         self.outcome = TapOutcome(rawValue: outcome) ?? .none

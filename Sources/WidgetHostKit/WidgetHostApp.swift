@@ -1,6 +1,7 @@
 import DBus
 import Foundation
 import WidgetHostCore
+import WidgetHostInterfaces
 import WidgetHostWire
 
 /// An app's side of WidgetHost: its registration, its widgets' content, its
@@ -76,9 +77,10 @@ public final class WidgetHostApp: @unchecked Sendable {
     public func connect(_ bus: BusAddress = .session) async throws {
         let connection = try await Connection.connect(bus, label: appID)
         do {
-            try connection.export(try interfaces(), at: objectPath)
-            if lock.withLock({ provider }) != nil { try connection.export([try providerInterface()], at: providerPath) }
-            let restarts = try await connection.nameOwnerChanges(for: WidgetHostNames.busName)
+            let served = Served(app: self)
+            try connection.export([App1.exported(served)], at: objectPath)
+            if lock.withLock({ provider }) != nil { try connection.export([Provider1.exported(served)], at: providerPath) }
+            let restarts = try await connection.nameOwnerChanges(for: Host1Apps.busName)
             // Protocol widgethost delivers taps to this connection, so it must own the
             // app's bus name — the proof that it is the app — as GApplication does.
             switch try await connection.requestName(appID) {
@@ -115,8 +117,8 @@ public final class WidgetHostApp: @unchecked Sendable {
     private func register(on connection: Connection) async throws {
         var options: [String: DBusValue] = ["protocol": .string("widgethost"), "schemes": .strings(schemes)]
         if lock.withLock({ provider }) != nil { options["provider_path"] = .objectPath(providerPath) }
-        _ = try await host(connection, WidgetHostNames.apps, "RegisterApp", [.string(appID), .vardict(options)])
-        if let bundle { _ = try await host(connection, WidgetHostNames.widgets, "RegisterWidgets", [.string(appID), .string(bundle)]) }
+        try await Host1Apps.Proxy(connection).registerApp(appID: appID, options: options)
+        if let bundle { try await Host1Widgets.Proxy(connection).registerWidgets(appID: appID, bundleJSON: bundle) }
         lock.withLock { registered += 1 }
     }
 
@@ -127,38 +129,30 @@ public final class WidgetHostApp: @unchecked Sendable {
         return connection
     }
 
-    private func host(_ connection: Connection, _ interface: String, _ member: String, _ args: [DBusValue], path: String? = nil)
-        async throws -> [DBusValue]
-    {
-        try await connection.call(
-            destination: WidgetHostNames.busName, path: path ?? WidgetHostNames.rootPath, interface: interface, member: member, args)
-    }
+    private func widgets() throws -> Host1Widgets.Proxy { Host1Widgets.Proxy(try live()) }
 
     // MARK: What the app does
 
     /// Sets a widget's view tree (`SetContent`); `widget` is its id or path.
     public func setContent(_ widget: String, _ tree: ViewNode?) async throws {
-        _ = try await host(try live(), WidgetHostNames.widget, "SetContent", [.string(tree?.json ?? "")], path: WidgetHostNames.widgetPath(widget))
+        try await Host1Widget.Proxy(try live(), path: widgetPath(widget)).setContent(contentJSON: tree?.json ?? "")
     }
 
     /// Reloads the timelines of every placed widget of `kind` (outside the daily budget).
     public func reloadTimelines(ofKind kind: String) async throws {
-        _ = try await host(try live(), WidgetHostNames.widgets, "ReloadTimelines", [.string(appID), .string(kind)])
+        try await widgets().reloadTimelines(appID: appID, kind: kind)
     }
 
     /// Reloads the timelines of all the app's widgets.
     public func reloadAllTimelines() async throws {
-        _ = try await host(try live(), WidgetHostNames.widgets, "ReloadAllTimelines", [.string(appID)])
+        try await widgets().reloadAllTimelines(appID: appID)
     }
 
     /// The app's placed widgets, like WidgetCenter's current configurations.
     public func currentConfigurations() async throws -> [PlacedWidgetInfo] {
-        let reply = try await host(try live(), WidgetHostNames.widgets, "CurrentConfigurations", [.string(appID)])
-        return (reply.first?.arrayElements ?? []).compactMap { row in
-            guard case .structure(let f) = row, f.count == 5 else { return nil }
-            return PlacedWidgetInfo(
-                path: f[0].stringValue ?? "", kind: f[1].stringValue ?? "", family: WidgetFamily(rawValue: f[2].stringValue ?? ""),
-                id: f[3].stringValue ?? "", configuration: OptionValue.dictionary(f[4]))
+        try await widgets().currentConfigurations(appID: appID).map { path, kind, family, id, configuration in
+            PlacedWidgetInfo(
+                path: path, kind: kind, family: WidgetFamily(rawValue: family), id: id, configuration: OptionValue.dictionary(configuration))
         }
     }
 
@@ -169,77 +163,98 @@ public final class WidgetHostApp: @unchecked Sendable {
     ) async throws -> String {
         var options: [String: DBusValue] = ["attributes": attributes.dbusValue, "state": state.dbusValue, "relevance": .double(relevance)]
         if let staleDate { options["stale_date"] = .int64(Int64(staleDate.timeIntervalSince1970)) }
-        let reply = try await host(
-            try live(), WidgetHostNames.liveActivities, "StartActivity",
-            [.string(appID), .string(attributesType), .string(content.json), .vardict(options)])
-        return String((reply.first?.stringValue ?? "").split(separator: "/").last ?? "")
+        let path = try await Host1LiveActivities.Proxy(try live()).startActivity(
+            appID: appID, attributesType: attributesType, contentJSON: content.json, options: options)
+        return Host1LiveActivity.id(inPath: path) ?? path
     }
 
     /// Updates a Live Activity's content (nil keeps it) and state.
     public func updateActivity(_ activity: String, content: ActivityViews? = nil, state: [String: OptionValue]) async throws {
-        _ = try await host(
-            try live(), WidgetHostNames.liveActivity, "Update", [.string(content?.json ?? ""), .vardict(["state": state.dbusValue])],
-            path: WidgetHostNames.activityPath(activity))
+        try await Host1LiveActivity.Proxy(try live(), path: activityPath(activity)).update(
+            contentJSON: content?.json ?? "", options: ["state": state.dbusValue])
     }
 
     /// Ends a Live Activity: `dismissal` is `default`, `immediate`, or `after` with `at`.
     public func endActivity(_ activity: String, dismissal: String = "default", at: Date? = nil) async throws {
         var options: [String: DBusValue] = ["dismissal": .string(dismissal)]
         if let at { options["dismissal_date"] = .int64(Int64(at.timeIntervalSince1970)) }
-        _ = try await host(try live(), WidgetHostNames.liveActivity, "End", [.vardict(options)], path: WidgetHostNames.activityPath(activity))
+        try await Host1LiveActivity.Proxy(try live(), path: activityPath(activity)).end(options: options)
     }
 
     // MARK: Serving
 
-    private func interfaces() throws -> [ExportedInterface] {
-        var app1 = ExportedInterface(try InterfaceFiles.description("org.widgethost.App1"))
-        app1.method("OpenURL", .async { [weak self] call in
-            let handler = self?.lock.withLock { self?.openURL }
-            try await handler?(call.arguments[0].stringValue ?? "", DeliveryContext(OptionValue.dictionary(call.arguments[1])))
-            return []
-        })
-        app1.method("ContinueUserActivity", .async { [weak self] call in
-            let handler = self?.lock.withLock { self?.continueActivity }
-            let activity = UserActivity(
-                activityType: call.arguments[0].stringValue ?? "", userInfo: OptionValue.dictionary(call.arguments[1]))
-            try await handler?(activity, DeliveryContext(OptionValue.dictionary(call.arguments[2])))
-            return []
-        })
-        app1.method("PerformAction", .async { [weak self] call in
-            let handler = self?.lock.withLock { self?.performAction }
-            var parameter: OptionValue? = OptionValue(call.arguments[1])
-            if case .array(_, let items)? = parameter, items.isEmpty, call.arguments[1].unwrapped.signature == "av" { parameter = nil }
-            try await handler?(call.arguments[0].stringValue ?? "", parameter, DeliveryContext(OptionValue.dictionary(call.arguments[2])))
-            return []
-        })
-        return [app1]
+    var handlers: Handlers { lock.withLock { Handlers(openURL: openURL, continueActivity: continueActivity, performAction: performAction, provider: provider) } }
+
+    struct Handlers {
+        var openURL: @Sendable (String, DeliveryContext) async throws -> Void
+        var continueActivity: @Sendable (UserActivity, DeliveryContext) async throws -> Void
+        var performAction: @Sendable (String, OptionValue?, DeliveryContext) async throws -> Void
+        var provider: (any WidgetTimelineProvider)?
+
+        func requireProvider() throws -> any WidgetTimelineProvider {
+            guard let provider else { throw DBusError.failed("no provider") }
+            return provider
+        }
+    }
+}
+
+/// `org.widgethost.App1` and `org.widgethost.Provider1` as the app serves
+/// them: each call runs the app's handler in a task and answers when it returns.
+private struct Served: App1.Server, Provider1.Server {
+    weak let app: WidgetHostApp?
+
+    private func run<T>(_ reply: TypedReply<T>, _ body: @escaping @Sendable (WidgetHostApp.Handlers) async throws -> T) {
+        guard let app else { return reply.fail(DBusError.failed("the app is closing")) }
+        let handlers = app.handlers
+        Task {
+            do { reply.succeed(try await body(handlers)) } catch { reply.fail(error) }
+        }
     }
 
-    private func providerInterface() throws -> ExportedInterface {
-        var exported = ExportedInterface(try InterfaceFiles.description("org.widgethost.Provider1"))
-        exported.method("GetTimeline", .async { [weak self] call in
-            guard let provider = self?.lock.withLock({ self?.provider }) else { throw DBusError.failed("no provider") }
-            let context = OptionValue.dictionary(call.arguments[3])
+    func openURL(_ call: MethodCall, url: String, context: [String: DBusValue], reply: TypedReply<Void>) {
+        run(reply) { try await $0.openURL(url, DeliveryContext(OptionValue.dictionary(context))) }
+    }
+
+    func continueUserActivity(
+        _ call: MethodCall, activityType: String, userInfo: [String: DBusValue], context: [String: DBusValue], reply: TypedReply<Void>
+    ) {
+        run(reply) {
+            try await $0.continueActivity(
+                UserActivity(activityType: activityType, userInfo: OptionValue.dictionary(userInfo)),
+                DeliveryContext(OptionValue.dictionary(context)))
+        }
+    }
+
+    func performAction(_ call: MethodCall, action: String, parameter: DBusValue, context: [String: DBusValue], reply: TypedReply<Void>) {
+        // An empty av is a control without a parameter.
+        let value: OptionValue? = parameter.unwrapped == .array(element: "v", []) ? nil : OptionValue(parameter)
+        run(reply) { try await $0.performAction(action, value, DeliveryContext(OptionValue.dictionary(context))) }
+    }
+
+    func getTimeline(
+        _ call: MethodCall, kind: String, family: String, configuration: [String: DBusValue], context: [String: DBusValue],
+        reply: TypedReply<(entries: [(Int64, String)], policy: String, reloadAt: Int64)>
+    ) {
+        run(reply) { handlers in
             let request = TimelineRequest(
-                kind: call.arguments[0].stringValue ?? "", family: WidgetFamily(rawValue: call.arguments[1].stringValue ?? ""),
-                configuration: OptionValue.dictionary(call.arguments[2]), widgetID: context["widget_id"]?.stringValue ?? "",
-                reason: context["reason"]?.stringValue ?? "")
-            let timeline = try await provider.timeline(for: request)
-            return [
-                .array(
-                    element: "(xs)",
-                    timeline.entries.map { .structure([.int64(UnixTime.milliseconds($0.date)), .string($0.content.json)]) }),
-                .string(timeline.policy.name), .int64(timeline.policy.reloadAtMs),
-            ]
-        })
-        exported.method("ProvideOptions", .async { [weak self] call in
-            guard let provider = self?.lock.withLock({ self?.provider }) else { throw DBusError.failed("no provider") }
-            let choices = try await provider.options(
-                kind: call.arguments[0].stringValue ?? "", parameter: call.arguments[1].stringValue ?? "",
-                configuration: OptionValue.dictionary(call.arguments[2]))
-            return [.array(element: "(ss)", choices.map { .structure([.string($0.id), .string($0.display)]) })]
-        })
-        return exported
+                kind: kind, family: WidgetFamily(rawValue: family), configuration: OptionValue.dictionary(configuration),
+                widgetID: context["widget_id"]?.stringValue ?? "", reason: context["reason"]?.stringValue ?? "")
+            let timeline = try await handlers.requireProvider().timeline(for: request)
+            return (
+                timeline.entries.map { (UnixTime.milliseconds($0.date), $0.content.json) }, timeline.policy.name,
+                timeline.policy.reloadAtMs
+            )
+        }
+    }
+
+    func provideOptions(
+        _ call: MethodCall, kind: String, parameter: String, configuration: [String: DBusValue], reply: TypedReply<[(String, String)]>
+    ) {
+        run(reply) { handlers in
+            try await handlers.requireProvider().options(
+                kind: kind, parameter: parameter, configuration: OptionValue.dictionary(configuration)
+            ).map { ($0.id, $0.display) }
+        }
     }
 }
 

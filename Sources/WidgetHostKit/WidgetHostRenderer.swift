@@ -1,5 +1,6 @@
 import DBus
 import Foundation
+import WidgetHostInterfaces
 import WidgetHostWire
 
 /// A renderer's side of WidgetHost: mirror the placed widgets and Live
@@ -39,30 +40,27 @@ public final class WidgetHostRenderer: Sendable {
     /// object as it is now) and removed, built on ObjectManager's
     /// InterfacesAdded/InterfacesRemoved and PropertiesChanged.
     public func changes() async throws -> AsyncStream<RendererChange> {
-        let signals = try await connection.signals(MatchRule(sender: WidgetHostNames.busName, pathNamespace: WidgetHostNames.rootPath))
+        let signals = try await connection.signals(MatchRule(sender: Host1Apps.busName, pathNamespace: Host1Apps.objectPath))
         let connection = self.connection
         return AsyncStream { continuation in
             let task = Task {
                 for await message in signals {
-                    let args = message.arguments()
-                    switch (message.interface, message.member) {
-                    case ("org.freedesktop.DBus.ObjectManager", "InterfacesAdded"):
-                        let path = args[0].stringValue ?? ""
-                        let properties = Self.merge(args[1])
-                        if let change = MirroredObject(path: path, properties: properties).added { continuation.yield(change) }
-                    case ("org.freedesktop.DBus.ObjectManager", "InterfacesRemoved"):
-                        let path = args[0].stringValue ?? ""
-                        let id = String(path.split(separator: "/").last ?? "")
-                        continuation.yield(path.contains("/widgets/") ? .widgetRemoved(id) : .activityRemoved(id))
-                    case ("org.freedesktop.DBus.Properties", "PropertiesChanged"):
-                        let path = message.path ?? ""
-                        guard path != WidgetHostNames.rootPath,
-                            let reply = try? await connection.call(
-                                destination: WidgetHostNames.busName, path: path, interface: "org.freedesktop.DBus.Properties",
-                                member: "GetAll", [.string(args[0].stringValue ?? "")])
+                    switch StandardSignal(message) {
+                    case .interfacesAdded(let path, let interfaces)?:
+                        if let change = MirroredObject(path: path, properties: Self.merge(interfaces)).added { continuation.yield(change) }
+                    case .interfacesRemoved(let path, _)?:
+                        if let id = Host1Widget.id(inPath: path) {
+                            continuation.yield(.widgetRemoved(id))
+                        } else if let id = Host1LiveActivity.id(inPath: path) {
+                            continuation.yield(.activityRemoved(id))
+                        }
+                    case .propertiesChanged(let path, let interface, _, _)?:
+                        guard path != Host1Apps.objectPath,
+                            let properties = try? await connection.allProperties(
+                                destination: Host1Apps.busName, path: path, interface: interface)
                         else { continue }
-                        if let change = MirroredObject(path: path, properties: Self.flatten(reply.first)).updated { continuation.yield(change) }
-                    default:
+                        if let change = MirroredObject(path: path, properties: properties).updated { continuation.yield(change) }
+                    case nil:
                         continue
                     }
                 }
@@ -73,21 +71,14 @@ public final class WidgetHostRenderer: Sendable {
     }
 
     private func objects() async throws -> [MirroredObject] {
-        let reply = try await connection.call(
-            destination: WidgetHostNames.busName, path: WidgetHostNames.rootPath, interface: "org.freedesktop.DBus.ObjectManager",
-            member: "GetManagedObjects")
-        return (reply.first?.stringKeyedEntries ?? [:]).map { MirroredObject(path: $0.key, properties: Self.merge($0.value)) }
+        try await connection.managedObjects(destination: Host1Apps.busName, path: Host1Apps.objectPath).map {
+            MirroredObject(path: $0.key, properties: Self.merge($0.value))
+        }
     }
 
-    /// `a{sa{sv}}` → every property of every interface.
-    static func merge(_ value: DBusValue) -> [String: DBusValue] {
-        var merged: [String: DBusValue] = [:]
-        for (_, properties) in value.stringKeyedEntries ?? [:] { merged.merge(flatten(properties)) { _, new in new } }
-        return merged
-    }
-
-    static func flatten(_ value: DBusValue?) -> [String: DBusValue] {
-        (value?.stringKeyedEntries ?? [:]).mapValues(\.unwrapped)
+    /// Every property of every interface.
+    static func merge(_ interfaces: [String: [String: DBusValue]]) -> [String: DBusValue] {
+        interfaces.values.reduce(into: [:]) { merged, properties in merged.merge(properties) { _, new in new } }
     }
 
     // MARK: Acting
@@ -96,14 +87,10 @@ public final class WidgetHostRenderer: Sendable {
     public func addWidget(
         appID: String, kind: String, family: WidgetFamily, configuration: [String: OptionValue] = [:]
     ) async throws -> RenderedWidget {
-        let reply = try await connection.call(
-            destination: WidgetHostNames.busName, path: WidgetHostNames.rootPath, interface: WidgetHostNames.widgets, member: "AddWidget",
-            [.string(appID), .string(kind), .string(family.rawValue), configuration.dbusValue])
-        let path = reply.first?.stringValue ?? ""
-        let all = try await connection.call(
-            destination: WidgetHostNames.busName, path: path, interface: "org.freedesktop.DBus.Properties", member: "GetAll",
-            [.string(WidgetHostNames.widget)])
-        guard let widget = MirroredObject(path: path, properties: Self.flatten(all.first)).widget else {
+        let path = try await Host1Widgets.Proxy(connection).addWidget(
+            appID: appID, kind: kind, family: family.rawValue, configuration: configuration.mapValues(\.dbusValue))
+        let all = try await connection.allProperties(destination: Host1Apps.busName, path: path, interface: Host1Widget.name)
+        guard let widget = MirroredObject(path: path, properties: all).widget else {
             throw DBusError.failed("the host placed \(path) but it has no widget properties")
         }
         return widget
@@ -114,7 +101,10 @@ public final class WidgetHostRenderer: Sendable {
     public func tap(
         _ widget: String, element: String = "", surface: Surface = .desktop, activationToken: String? = nil, deliver: Bool = true
     ) async throws -> TapResult {
-        try await tap(WidgetHostNames.widgetPath(widget), WidgetHostNames.widget, [.string(element)], surface, activationToken, deliver)
+        let widget = Host1Widget.Proxy(connection, path: widgetPath(widget))
+        let options = Self.tapOptions(surface, activationToken)
+        return try TapResult(
+            deliver ? await widget.tap(elementID: element, options: options) : await widget.resolve(elementID: element, options: options))
     }
 
     /// Taps a presentation of a Live Activity (id or path).
@@ -122,20 +112,19 @@ public final class WidgetHostRenderer: Sendable {
         _ activity: String, presentation: ActivityPresentation, element: String = "", surface: Surface = .desktop,
         activationToken: String? = nil, deliver: Bool = true
     ) async throws -> TapResult {
-        try await tap(
-            WidgetHostNames.activityPath(activity), WidgetHostNames.liveActivity, [.string(presentation.rawValue), .string(element)], surface,
-            activationToken, deliver)
+        let activity = Host1LiveActivity.Proxy(connection, path: activityPath(activity))
+        let options = Self.tapOptions(surface, activationToken)
+        let presentation = presentation.rawValue
+        return try TapResult(
+            deliver
+                ? await activity.tap(presentation: presentation, elementID: element, options: options)
+                : await activity.resolve(presentation: presentation, elementID: element, options: options))
     }
 
-    private func tap(
-        _ path: String, _ interface: String, _ arguments: [DBusValue], _ surface: Surface, _ token: String?, _ deliver: Bool
-    ) async throws -> TapResult {
+    static func tapOptions(_ surface: Surface, _ token: String?) -> [String: DBusValue] {
         var options: [String: DBusValue] = ["surface": .string(surface.rawValue)]
         if let token { options["activation_token"] = .string(token) }
-        let reply = try await connection.call(
-            destination: WidgetHostNames.busName, path: path, interface: interface, member: deliver ? "Tap" : "Resolve",
-            arguments + [.vardict(options)])
-        return TapResult(outcome: reply[0].stringValue ?? "", details: OptionValue.dictionary(reply[1]))
+        return options
     }
 }
 
@@ -202,14 +191,4 @@ struct MirroredObject {
 
     var added: RendererChange? { widget.map(RendererChange.widgetAdded) ?? activity.map(RendererChange.activityAdded) }
     var updated: RendererChange? { widget.map(RendererChange.widgetChanged) ?? activity.map(RendererChange.activityChanged) }
-}
-
-/// The interface files of `dbus/`, embedded at build time.
-enum InterfaceFiles {
-    static func description(_ name: String) throws -> InterfaceDescription {
-        guard let xml = InterfaceXML.files[name], let parsed = try InterfaceDescription.parse(xml: xml).first else {
-            throw DBusEncodingError("dbus/\(name).xml is missing")
-        }
-        return parsed
-    }
 }

@@ -10,7 +10,7 @@ public enum DaemonError: Error, CustomStringConvertible {
     public var description: String {
         switch self {
         case .nameTaken(let owner):
-            return "\(HostNames.busName) is already owned\(owner.map { " by \($0)" } ?? "") — another widget-hostd is running on this bus"
+            return "\(Host1Apps.busName) is already owned\(owner.map { " by \($0)" } ?? "") — another widget-hostd is running on this bus"
         case .busLost(let bus):
             return "lost the connection to \(bus); exiting so the service manager can restart the host"
         }
@@ -38,15 +38,15 @@ public struct HostDaemon: Service, CustomStringConvertible {
         defer { connection.close() }
         let service = try HostService(connection: connection, configuration: configuration, logger: logger)
         try await service.start()
-        switch try await connection.requestName(HostNames.busName) {
+        switch try await connection.requestName(Host1Apps.busName) {
         case .primaryOwner, .alreadyOwner:
             break
         case .exists, .inQueue:
-            throw DaemonError.nameTaken(owner: try? await connection.nameOwner(HostNames.busName))
+            throw DaemonError.nameTaken(owner: try? await connection.nameOwner(Host1Apps.busName))
         }
         logger.info(
             "widget-hostd ready",
-            metadata: ["bus": "\(bus)", "name": "\(HostNames.busName)", "unique": "\(connection.uniqueName ?? "?")"])
+            metadata: ["bus": "\(bus)", "name": "\(Host1Apps.busName)", "unique": "\(connection.uniqueName ?? "?")"])
         onReady?(connection)
 
         // Until the bus goes away or a graceful shutdown closes the
@@ -56,7 +56,7 @@ public struct HostDaemon: Service, CustomStringConvertible {
             group.addTask {
                 // SIGTERM/SIGINT: give the name back, then close, which ends the wait below.
                 guard (try? await gracefulShutdown()) != nil else { return }
-                try? await connection.releaseName(HostNames.busName)
+                try? await connection.releaseName(Host1Apps.busName)
                 connection.close()
             }
             await connection.waitUntilDisconnected()

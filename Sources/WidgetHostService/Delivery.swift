@@ -15,7 +15,7 @@ struct Delivery: Sendable {
     var source: [String: DBusValue]
 
     /// The call to make, or nil when there is nothing to deliver.
-    func message() throws -> Message? {
+    func message(on connection: Connection) throws -> Message? {
         var platformData: [String: DBusValue] = ["org.widgethost.source": .vardict(source)]
         // docs/delivery.md: the token travels with every delivery of a tap that gave one;
         // for a control's action the app is told not to raise itself (App1 docs).
@@ -23,42 +23,33 @@ struct Delivery: Sendable {
             platformData["activation-token"] = .string(token)
             platformData["desktop-startup-id"] = .string(token)
         }
-        let path = options.objectPath
+        let application = FreedesktopApplication.Proxy(connection, destination: destination, path: options.objectPath)
+        let app1 = App1.Proxy(connection, destination: destination, path: options.objectPath)
         switch (options.appProtocol, outcome) {
         case (_, .none):
             return nil
         case (.freedesktop, .openURL(let url, _)):
-            return try call(destination, path, "org.freedesktop.Application", "Open", [.strings([url]), .vardict(platformData)])
+            return try application.openMessage(uris: [url], platformData: platformData)
         case (.freedesktop, .continueUserActivity(let type, let info)):
             let userInfo = DBusValue.vardict(info.mapValues(\.dbusValue))
             if let action = options.userActivityAction {
-                return try call(
-                    destination, path, "org.freedesktop.Application", "ActivateAction",
-                    [.string(action), .array(element: "v", [.variant(.structure([.string(type), userInfo]))]), .vardict(platformData)])
+                return try application.activateActionMessage(
+                    actionName: action, parameter: [.structure([.string(type), userInfo])], platformData: platformData)
             }
             platformData["org.widgethost.user-activity"] = .vardict(["activity_type": .string(type), "user_info": userInfo])
-            return try call(destination, path, "org.freedesktop.Application", "Activate", [.vardict(platformData)])
+            return try application.activateMessage(platformData: platformData)
         case (.freedesktop, .performAction(let action, let parameter)):
-            let parameters = parameter.flatMap(Self.value).map { [DBusValue.variant($0)] } ?? []
-            return try call(
-                destination, path, "org.freedesktop.Application", "ActivateAction",
-                [.string(action), .array(element: "v", parameters), .vardict(platformData)])
+            // av: each element is a variant's content.
+            let parameters = parameter.flatMap(Self.value).map { [$0] } ?? []
+            return try application.activateActionMessage(actionName: action, parameter: parameters, platformData: platformData)
         case (.widgethost, .openURL(let url, _)):
-            return try call(destination, path, HostNames.app1, "OpenURL", [.string(url), .vardict(platformData)])
+            return try app1.openURLMessage(url: url, context: platformData)
         case (.widgethost, .continueUserActivity(let type, let info)):
-            return try call(
-                destination, path, HostNames.app1, "ContinueUserActivity",
-                [.string(type), .vardict(info.mapValues(\.dbusValue)), .vardict(platformData)])
+            return try app1.continueUserActivityMessage(activityType: type, userInfo: info.mapValues(\.dbusValue), context: platformData)
         case (.widgethost, .performAction(let action, let parameter)):
             let value = parameter.flatMap(Self.value) ?? .array(element: "v", [])
-            return try call(destination, path, HostNames.app1, "PerformAction", [.string(action), .variant(value), .vardict(platformData)])
+            return try app1.performActionMessage(action: action, parameter: value, context: platformData)
         }
-    }
-
-    private func call(_ destination: String, _ path: String, _ interface: String, _ member: String, _ args: [DBusValue]) throws
-        -> Message
-    {
-        try Message.methodCall(destination: destination, path: path, interface: interface, member: member, arguments: args)
     }
 
     /// A JSON parameter as a D-Bus value: s, b, x, d, av, a{sv}; null is no parameter.
@@ -80,7 +71,7 @@ struct Delivery: Sendable {
     /// runs on that thread and carries on from the callback.
     func perform(on connection: Connection, timeout: Duration, completion: @escaping @Sendable (HostError?) -> Void) {
         let message: Message?
-        do { message = try self.message() } catch {
+        do { message = try self.message(on: connection) } catch {
             return completion(.activationFailed("could not build the delivery to \(appID): \(error)"))
         }
         guard let message else { return completion(nil) }
@@ -128,5 +119,87 @@ extension Duration {
         let (s, atto) = components
         let ms = s * 1000 + atto / 1_000_000_000_000_000
         return ms % 1000 == 0 ? "\(ms / 1000)" : "\(Double(ms) / 1000)"
+    }
+}
+
+/// Taps on their way to apps: options, the per-app limit, and `Tapped`.
+extension HostService {
+    /// Tap options: `surface` (s) and `activation_token` (s).
+    nonisolated static func tapOptions(_ options: [String: DBusValue]) throws(HostError) -> (Surface, String?) {
+        var surface = Surface.desktop
+        var token: String?
+        for (key, raw) in OptionValue.dictionary(options) {
+            switch key {
+            case "surface":
+                guard case .string(let s) = raw, let parsed = Surface(rawValue: s) else {
+                    throw .invalidArgument(
+                        "option 'surface' must be one of \(Surface.allCases.map(\.rawValue).joined(separator: ", ")) (s)")
+                }
+                surface = parsed
+            case "activation_token":
+                guard case .string(let s) = raw else { throw .invalidArgument("option 'activation_token' must be a string (s)") }
+                token = s
+            default:
+                throw .invalidArgument("unknown tap option '\(key)'; the options are surface (s) and activation_token (s)")
+            }
+        }
+        return (surface, token)
+    }
+
+    /// Answers a resolved tap: at once for Resolve, else after delivering it
+    /// to the app (docs/delivery.md), then emits `Tapped` for `target`.
+    func deliverTap(
+        _ target: String, _ resolution: TapResolution, app: KnownApp, token: String?, source: [String: DBusValue], reply: TapReply,
+        deliver: Bool
+    ) {
+        let details = Delivery.details(appID: app.id, resolution)
+        guard deliver else { return reply.succeed((resolution.outcome.name, details)) }
+        var source = source
+        if case .openURL(_, let via) = resolution.outcome { source["via"] = .string(via) }
+        let delivery = Delivery(
+            appID: app.id, options: app.options, destination: app.deliveryDestination, outcome: resolution.outcome,
+            activationToken: token, source: source)
+        // The delivery's answer arrives on the connection's thread, which is this actor's executor.
+        self.deliver(delivery) { [weak self, details, source] error in
+            var details = details
+            if let error {
+                details["error"] = .string(error.message)
+                reply.fail(error)
+            } else {
+                reply.succeed((resolution.outcome.name, details))
+            }
+            self?.assumeIsolated { service in
+                service.emitting {
+                    try Host1Widgets.Tapped(target: target, outcome: resolution.outcome.name, details: details)
+                        .emit(on: $0, path: Host1Widgets.objectPath)
+                }
+                // docs/widgets.md#resolution-rules, row W1: after a control's action the widget's timeline is reloaded.
+                if case .performAction = resolution.outcome, case .string(let widgetID)? = source["widget_id"] {
+                    service.requestReload(widgetID, .action)
+                }
+            }
+        }
+    }
+
+    /// Sends a delivery unless its app already has `maxPendingDeliveriesPerApp`
+    /// waiting for an answer: a flood of taps for one app that does not keep
+    /// up is refused at once instead of piling up in the host.
+    func deliver(_ delivery: Delivery, completion: @escaping @Sendable (HostError?) -> Void) {
+        let appID = delivery.appID
+        let waiting = pendingDeliveries[appID, default: 0]
+        guard waiting < configuration.maxPendingDeliveriesPerApp else {
+            return completion(
+                .limitExceeded(
+                    "\(appID) has \(waiting) deliveries waiting for its answer, the most allowed (the limit max-pending-deliveries-per-app); try again once it answers"))
+        }
+        pendingDeliveries[appID] = waiting + 1
+        // The answer arrives on the connection's thread, which is this actor's executor.
+        delivery.perform(on: connection, timeout: configuration.deliveryTimeout) { [weak self] error in
+            self?.assumeIsolated { service in
+                let left = service.pendingDeliveries[appID, default: 1] - 1
+                service.pendingDeliveries[appID] = left > 0 ? left : nil
+            }
+            completion(error)
+        }
     }
 }

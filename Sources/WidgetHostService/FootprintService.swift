@@ -17,27 +17,32 @@ extension HostService {
         {
             shown.content = largest.content
         }
-        let properties = Dictionary(uniqueKeysWithValues: Self.widgetProperties.map { ($0.0, $0.1(shown)) })
+        let properties = Self.widgetProperties(shown).values
         let timeline = DBusValue.array(element: "(xs)", entries.map { .structure([.int64($0.unixMs), .string($0.content.json)]) })
-        return Self.objectBytes(HostNames.widgetPath(widget.id), HostNames.widget, properties, also: entries.isEmpty ? [] : [timeline])
+        return Self.objectBytes(
+            Host1Widget.objectPath(widget.id), Host1Widget.description, properties, also: entries.isEmpty ? [] : [timeline])
     }
 
     /// What a Live Activity takes on the bus: its object as `GetManagedObjects`
     /// lists it, and its path in `Order`.
     func activityBytes(_ activity: LiveActivity) -> Int {
         let now = self.now
-        let path = HostNames.activityPath(activity.id)
-        let properties = Dictionary(uniqueKeysWithValues: Self.activityProperties.map { ($0.0, $0.1(activity, now)) })
-        return Self.objectBytes(path, HostNames.liveActivity, properties, also: [.objectPath(path)])
+        let path = Host1LiveActivity.objectPath(activity.id)
+        let properties = Self.activityProperties(activity, at: now).values
+        return Self.objectBytes(path, Host1LiveActivity.description, properties, also: [.objectPath(path)])
     }
 
     /// An object's entry in `GetManagedObjects` (a one-entry dictionary: its
     /// 8 bytes of length and padding cover the padding before the entry in a
     /// longer one), plus `also`.
-    nonisolated static func objectBytes(_ path: String, _ interface: String, _ properties: [String: DBusValue], also: [DBusValue]) -> Int {
+    nonisolated static func objectBytes(
+        _ path: String, _ interface: InterfaceDescription, _ values: [DBusValue], also: [DBusValue]
+    ) -> Int {
+        let properties = DBusValue.dictionary(
+            key: "s", value: "v", zip(interface.properties, values).map { .init(.string($0.name), .variant($1)) })
         let entry = DBusValue.dictionary(
             key: "o", value: "a{sa{sv}}",
-            [.init(.objectPath(path), .dictionary(key: "s", value: "a{sv}", [.init(.string(interface), .vardict(properties))]))])
+            [.init(.objectPath(path), .dictionary(key: "s", value: "a{sv}", [.init(.string(interface.name), properties)]))])
         // Over D-Bus's limits: more than any budget allows.
         return (try? DBusValue.wireSize(of: [entry] + also)) ?? MessageLimits.maxMessageBytes
     }

@@ -52,7 +52,6 @@ public actor HostService {
     public let connection: Connection
     public let configuration: HostConfiguration
     let logger: Logger
-    let interfaces: [String: InterfaceDescription]
     var registry: AppRegistry
     var widgets = WidgetStore()
     /// What each app's objects take on the bus, against the budgets (see FootprintService.swift).
@@ -99,7 +98,6 @@ public actor HostService {
         self.connection = connection
         self.configuration = configuration
         self.logger = logger
-        self.interfaces = try HostInterfaces.all()
         self.registry = AppRegistry(maxRegistrationsPerConnection: configuration.maxRegistrationsPerConnection)
         var limits = ActivityLimits()
         limits.maxPerApp = configuration.maxActivitiesPerApp
@@ -118,14 +116,15 @@ public actor HostService {
     public func start() async throws {
         // Watch connections leaving before accepting registrations.
         ownerChanges = try await connection.nameOwnerChanges()
-        connection.addObjectManager(at: HostNames.rootPath)
+        connection.addObjectManager(at: Host1Apps.objectPath)
         try openState()
         applyScan(await Self.scan(configuration.xdg))
         // What fell due while the host was not running.
         activityDeadlinePassed()
         timelineDeadlinePassed()
-        try connection.export([appsInterface(), widgetsInterface(), liveActivitiesInterface()], at: HostNames.rootPath)
-        logger.info("serving \(HostNames.rootPath)", metadata: ["interfaces": "\(HostInterfaces.hostInterfaceNames)"])
+        let root = [Host1Apps.exported(self), Host1Widgets.exported(self), Host1LiveActivities.exported(self)]
+        try connection.export(root, at: Host1Apps.objectPath)
+        logger.info("serving \(Host1Apps.objectPath)", metadata: ["interfaces": "\(root.map(\.description.name))"])
     }
 
     /// Ends the registrations of every connection that closes, until the
@@ -144,6 +143,8 @@ public actor HostService {
             do { try state.compact(durableImage()) } catch { logger.error("could not compact the state directory: \(error)") }
         }
         ownerChanges = nil
+        // The exported handlers hold this service; let both go.
+        connection.unexportAll()
         activityTimer?.cancel()
         activityTimer = nil
         timelineTimer?.cancel()
@@ -152,162 +153,12 @@ public actor HostService {
         storageTimer = nil
     }
 
-    // MARK: Apps
-
-    func appsInterface() throws -> ExportedInterface {
-        guard let description = interfaces[HostNames.apps] else {
-            throw DBusEncodingError("dbus/\(HostNames.apps).xml is missing")
-        }
-        var exported = ExportedInterface(description)
-        exported.method("RegisterApp", isolatedDeferred { service, call, reply in service.registerApp(call, reply) })
-        exported.method("UnregisterApp", appOwned { service, call, identity in try service.unregisterApp(call, identity) })
-        exported.method("ListApps", isolatedImmediate { service, _ in [service.listApps()] })
-        exported.method("OpenURL", isolatedDeferred { service, call, reply in service.openURL(call, reply) })
-        exported.method(
-            "Reload",
-            .deferred { [weak self] _, reply in
-                guard let self else { return reply.fail(DBusError.failed("the host is shutting down")) }
-                Task {
-                    let scan = await Self.scan(self.configuration.xdg)
-                    await self.applyScan(scan)
-                    reply.succeed()
-                }
-            })
-        return exported
-    }
-
-    /// A handler that runs on the connection's thread, isolated to this actor,
-    /// and answers at once — after any earlier call of the same sender still
-    /// waiting for a lookup.
-    nonisolated func isolatedImmediate(
-        _ body: @escaping @Sendable (isolated HostService, MethodCall) throws -> [DBusValue]
-    ) -> MethodHandler {
-        isolatedDeferred { service, call, reply in
-            do { reply.succeed(try body(service, call)) } catch { reply.fail(error) }
-        }
-    }
-
-    /// A handler of an app-owned method: runs with the caller's identity
-    /// (looked up on the first such call of a connection, then cached).
-    nonisolated func appOwned(
-        _ body: @escaping @Sendable (isolated HostService, MethodCall, CallerIdentity) throws -> [DBusValue]
-    ) -> MethodHandler {
-        isolatedDeferred { service, call, reply in
-            service.withCaller(call.sender, reply: reply) { identity, _ in try body(service, call, identity) }
-        }
-    }
-
-    /// `RegisterApp`: needs the caller's identity and whether it owns the bus name `app_id`.
-    func registerApp(_ call: MethodCall, _ reply: Reply) {
-        let appID = call.arguments[0].stringValue ?? ""
-        let options = OptionValue.dictionary(call.arguments[1])
-        do {
-            // Bad input is refused before anything is looked up.
-            _ = try registry.parseOptions(appID: appID, options)
-        } catch {
-            return reply.fail(error)
-        }
-        withCaller(call.sender, nameOwnerOf: appID, reply: reply) { [self] identity, nameOwner in
-            let outcome = try registry.register(
-                appID: appID, owner: call.sender, options: options, identity: identity, ownsName: nameOwner == call.sender)
-            switch outcome {
-            case .registered:
-                logger.info("registered", metadata: ["app": "\(appID)", "owner": "\(call.sender)", "sandbox": "\(identity)"])
-                emit("AppRegistered", appID)
-            case .replaced(let previous):
-                logger.info(
-                    "registration taken over by the owner of the app's bus name",
-                    metadata: ["app": "\(appID)", "owner": "\(call.sender)", "previous": "\(previous)"])
-                emit("AppUnregistered", appID)
-                emit("AppRegistered", appID)
-            case .updated:
-                logger.debug("registration updated", metadata: ["app": "\(appID)", "owner": "\(call.sender)"])
-            }
-            providerMayHaveChanged(appID)
-            return []
-        }
-    }
-
-    func unregisterApp(_ call: MethodCall, _ identity: CallerIdentity) throws -> [DBusValue] {
-        guard case .string(let appID) = call.arguments[0] else { return [] }
-        try Validate.appID(appID)
-        try identity.check(appID, doing: "unregister")
-        try registry.unregister(appID: appID, caller: call.sender)
-        logger.info("unregistered", metadata: ["app": "\(appID)", "owner": "\(call.sender)"])
-        emit("AppUnregistered", appID)
-        dropUnneededBundles(among: [appID])
-        return []
-    }
-
-    func listApps() -> DBusValue {
-        .array(
-            element: "(sa{sv})",
-            registry.apps.map { app in
-                var details = app.options.optionValues().mapValues(\.dbusValue)
-                details["registered"] = .bool(app.isRegistered)
-                details["source"] = .string(app.isRegistered ? "registration" : "desktop-entry")
-                if let owner = app.registeredBy { details["registered_by"] = .string(owner) }
-                if let identity = app.registrant {
-                    details["sandbox"] = .string(identity.kind)
-                    if let id = identity.sandboxedID { details["sandbox_app_id"] = .string(id) }
-                }
-                if let entry = app.desktopEntry {
-                    details["desktop_file"] = .string(entry.path)
-                    if let name = entry.name { details["name"] = .string(name) }
-                }
-                return .structure([.string(app.id), .vardict(details)])
-            })
-    }
-
-    /// Routes a bare URL by its scheme (docs/apps.md) and delivers it as a link would be.
-    func openURL(_ call: MethodCall, _ reply: Reply) {
-        do {
-            let url = call.arguments[0].stringValue ?? ""
-            try ViewTree.checkURL(url, what: "url", limits: configuration.contentLimits)
-            guard let scheme = URLParts.scheme(of: url) else { throw HostError.invalidArgument("url must be absolute") }
-            var token: String?
-            for (key, value) in OptionValue.dictionary(call.arguments[1]) {
-                guard key == "activation_token", case .string(let s) = value else {
-                    throw HostError.invalidArgument("OpenURL takes one option, activation_token (s); '\(key)' is not it")
-                }
-                token = s
-            }
-            let xdg = configuration.xdg
-            Task {
-                // mimeapps.list is read off the connection's thread.
-                let defaults = await withCheckedContinuation { continuation in
-                    DispatchQueue.global(qos: .userInitiated).async {
-                        continuation.resume(returning: MimeApps.defaultHandlers(forScheme: scheme, dirs: xdg))
-                    }
-                }
-                guard let app = registry.route(scheme: scheme, mimeDefaults: defaults) else {
-                    return reply.fail(
-                        HostError.unknownApp(
-                            "no known app handles the scheme '\(scheme)'; an app declares it with RegisterApp's 'schemes' or MimeType=x-scheme-handler/\(scheme); in its desktop entry"))
-                }
-                let delivery = Delivery(
-                    appID: app.id, options: app.options, destination: app.deliveryDestination,
-                    outcome: .openURL(url: url, via: "open-url"), activationToken: token, source: ["via": .string("open-url")])
-                let logger = self.logger
-                deliver(delivery) { error in
-                    if let error { return reply.fail(error) }
-                    logger.info("URL opened", metadata: ["app": "\(app.id)", "scheme": "\(scheme)"])
-                    reply.succeed([.string(app.id)])
-                }
-            }
-        } catch let error as HostError {
-            reply.fail(error.name == .invalidContent ? HostError.invalidArgument(error.message) : error)
-        } catch {
-            reply.fail(error)
-        }
-    }
-
     func connectionClosed(_ owner: String) {
         forgetCaller(owner)
         let ended = registry.connectionClosed(owner)
         for appID in ended {
             logger.info("registration ended with its connection", metadata: ["app": "\(appID)", "owner": "\(owner)"])
-            emit("AppUnregistered", appID)
+            emitAppUnregistered(appID)
         }
         dropUnneededBundles(among: ended)
     }
@@ -326,14 +177,6 @@ public actor HostService {
         }
         for appID in unneeded { widgets.dropBundle(appID: appID) }
         logger.info("bundles of apps that are gone forgotten", metadata: ["apps": "\(unneeded)"])
-    }
-
-    private func emit(_ signal: String, _ appID: String) {
-        do {
-            try connection.emit(path: HostNames.rootPath, interface: HostNames.apps, member: signal, arguments: [.string(appID)])
-        } catch {
-            logger.error("could not emit \(signal): \(error)")
-        }
     }
 
     // MARK: Desktop entries

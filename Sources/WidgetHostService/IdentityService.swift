@@ -30,9 +30,9 @@ extension HostService {
     /// Runs `body` with the caller's identity — and, when `name` is given, the
     /// unique name owning that bus name now — answering `reply` with what it
     /// returns or throws. At once when the identity is cached and no name is asked for.
-    func withCaller(
-        _ sender: String, nameOwnerOf name: String? = nil, reply: Reply,
-        _ body: @escaping (CallerIdentity, String?) throws -> [DBusValue]
+    func withCaller<T>(
+        _ sender: String, nameOwnerOf name: String? = nil, reply: TypedReply<T>,
+        _ body: @escaping (CallerIdentity, String?) throws -> T
     ) {
         if name == nil, let known = identities[sender] {
             do { reply.succeed(try body(try known.get(), nil)) } catch { reply.fail(error) }

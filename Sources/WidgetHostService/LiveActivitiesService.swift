@@ -3,30 +3,21 @@ import Dispatch
 import Foundation
 import WidgetHostCore
 
-extension HostNames {
-    public static let liveActivities = "org.widgethost.Host1.LiveActivities"
-    public static let liveActivity = "org.widgethost.Host1.LiveActivity"
-    public static let activitiesPrefix = rootPath + "/activities/"
-    public static func activityPath(_ id: String) -> String { activitiesPrefix + id }
-}
-
-/// Live Activities (docs/live-activities.md): the model's `LiveActivityStore` on the bus,
-/// its deadlines on one timer of the connection's thread.
-extension HostService {
-    func liveActivitiesInterface() throws -> ExportedInterface {
-        var exported = ExportedInterface(try description(HostNames.liveActivities))
-        exported.method("StartActivity", appOwned { service, call, identity in try service.startActivity(call, identity) })
-        exported.property(
-            "Order",
-            PropertyHandler(get: { [weak self] in
-                .array(element: "o", (self?.assumeIsolated { $0.currentOrder() } ?? []).map { .objectPath(HostNames.activityPath($0)) })
-            }))
-        return exported
+/// `org.widgethost.Host1.LiveActivities` and the Live Activities behind it
+/// (docs/live-activities.md): the model's `LiveActivityStore` on the bus, its
+/// deadlines on one timer of the connection's thread.
+extension HostService: Host1LiveActivities.Server {
+    public nonisolated func startActivity(
+        _ call: MethodCall, appID: String, attributesType: String, contentJSON: String, options: [String: DBusValue],
+        reply: TypedReply<String>
+    ) {
+        appOwned(call, reply) { service, identity in
+            try service.startActivity(appID, attributesType, contentJSON, options, call.sender, identity)
+        }
     }
 
-    /// The activity id in an activity object's path.
-    nonisolated static func activityID(_ path: String) -> String {
-        path.hasPrefix(HostNames.activitiesPrefix) ? String(path.dropFirst(HostNames.activitiesPrefix.count)) : ""
+    public nonisolated func properties(at path: String) -> Host1LiveActivities.Properties {
+        Host1LiveActivities.Properties(order: assumeIsolated { $0.currentOrder() }.map(Host1LiveActivity.objectPath))
     }
 
     var now: Date { configuration.clock.now() }
@@ -35,69 +26,34 @@ extension HostService {
 
     /// A Live Activity object's properties at a date: what its getters read
     /// and what its footprint measures (see FootprintService.swift).
-    nonisolated static let activityProperties: [(String, @Sendable (LiveActivity, Date) -> DBusValue, empty: DBusValue)] = {
-        @Sendable func seconds(_ date: Date?) -> DBusValue { .int64(date.map { Int64($0.timeIntervalSince1970.rounded(.down)) } ?? 0) }
-        return [
-            ("Id", { a, _ in .string(a.id) }, empty: .string("")),
-            ("AppId", { a, _ in .string(a.appID) }, empty: .string("")),
-            ("AttributesType", { a, _ in .string(a.attributesType) }, empty: .string("")),
-            ("Content", { a, _ in .string(a.content.json) }, empty: .string("")),
-            ("State", { a, now in .string(a.activityState(at: now).rawValue) }, empty: .string("")),
-            ("StaleDate", { a, _ in seconds(a.staleDate) }, empty: .int64(0)),
-            ("Relevance", { a, _ in .double(a.relevance) }, empty: .double(0)),
-            ("Attributes", { a, _ in .vardict(a.attributes.mapValues(\.dbusValue)) }, empty: .vardict([:])),
-            ("ContentState", { a, _ in .vardict(a.state.mapValues(\.dbusValue)) }, empty: .vardict([:])),
-            ("StartDate", { a, _ in seconds(a.startedAt) }, empty: .int64(0)),
-            ("EndDate", { a, now in a.activityState(at: now) == .ended ? seconds(a.endedAt ?? a.automaticEndDate) : .int64(0) },
-             empty: .int64(0)),
-            ("DismissalDate", { a, now in a.activityState(at: now) == .ended ? seconds(a.removalDate) : .int64(0) },
-             empty: .int64(0)),
-        ]
-    }()
-
-    /// `org.widgethost.Host1.LiveActivity`, one value shared by every activity
-    /// object; handlers read the id from the path.
-    func activityInterfaces() throws -> [ExportedInterface] {
-        if let shared = sharedActivityInterfaces { return shared }
-        var exported = ExportedInterface(try description(HostNames.liveActivity))
-        for (name, value, empty) in Self.activityProperties {
-            exported.property(
-                name,
-                PropertyHandler(getAt: { [weak self] path in
-                    self?.assumeIsolated { service in
-                        service.activities.activity(Self.activityID(path)).map { value($0, service.now) }
-                    } ?? empty
-                }))
-        }
-        exported.method(
-            "Update", appOwned { service, call, identity in try service.updateActivity(Self.activityID(call.path), call, identity) })
-        exported.method(
-            "End", appOwned { service, call, identity in try service.endActivity(Self.activityID(call.path), call, identity) })
-        exported.method(
-            "Tap", isolatedDeferred { service, call, reply in service.tapActivity(Self.activityID(call.path), call, reply, deliver: true) })
-        exported.method(
-            "Resolve",
-            isolatedDeferred { service, call, reply in service.tapActivity(Self.activityID(call.path), call, reply, deliver: false) })
-        sharedActivityInterfaces = [exported]
-        return [exported]
+    nonisolated static func activityProperties(_ a: LiveActivity, at now: Date) -> Host1LiveActivity.Properties {
+        func seconds(_ date: Date?) -> Int64 { date.map { Int64($0.timeIntervalSince1970.rounded(.down)) } ?? 0 }
+        let state = a.activityState(at: now)
+        return Host1LiveActivity.Properties(
+            id: a.id, appID: a.appID, attributesType: a.attributesType, content: a.content.json, state: state.rawValue,
+            staleDate: seconds(a.staleDate), relevance: a.relevance, attributes: a.attributes.mapValues(\.dbusValue),
+            contentState: a.state.mapValues(\.dbusValue), startDate: seconds(a.startedAt),
+            endDate: state == .ended ? seconds(a.endedAt ?? a.automaticEndDate) : 0,
+            dismissalDate: state == .ended ? seconds(a.removalDate) : 0)
     }
 
-    func startActivity(_ call: MethodCall, _ identity: CallerIdentity) throws -> [DBusValue] {
+    func startActivity(
+        _ appID: String, _ attributesType: String, _ contentJSON: String, _ options: [String: DBusValue], _ sender: String,
+        _ identity: CallerIdentity
+    ) throws -> String {
         activityDeadlinePassed()
-        let appID = call.arguments[0].stringValue ?? ""
         try Validate.appID(appID)
-        try requireOwner(appID, call.sender, identity, doing: "start its Live Activities")
+        try requireOwner(appID, sender, identity, doing: "start its Live Activities")
         let now = self.now
         let activity = try storingActivities {
             try $0.start(
-                appID: appID, attributesType: call.arguments[1].stringValue ?? "", contentJSON: call.arguments[2].stringValue ?? "",
-                options: OptionValue.dictionary(call.arguments[3]), now: now)
+                appID: appID, attributesType: attributesType, contentJSON: contentJSON, options: OptionValue.dictionary(options), now: now)
         } records: { [.activity(StoredActivity($0))] }
-        try connection.export(activityInterfaces(), at: HostNames.activityPath(activity.id))
+        try connection.export(activityInterfaces(), at: Host1LiveActivity.objectPath(activity.id))
         logger.info(
             "Live Activity started", metadata: ["activity": "\(activity.id)", "app": "\(appID)", "type": "\(activity.attributesType)"])
         activitiesChanged()
-        return [.objectPath(HostNames.activityPath(activity.id))]
+        return Host1LiveActivity.objectPath(activity.id)
     }
 
     /// The activity at `id`, or the standard UnknownObject error. Deadlines
@@ -112,33 +68,33 @@ extension HostService {
         return activity
     }
 
-    func updateActivity(_ id: String, _ call: MethodCall, _ identity: CallerIdentity) throws -> [DBusValue] {
+    func updateActivity(
+        _ id: String, _ contentJSON: String, _ options: [String: DBusValue], _ sender: String, _ identity: CallerIdentity
+    ) throws {
         let before = try existingActivity(id)
-        try requireOwner(before.appID, call.sender, identity, doing: "update its Live Activities")
+        try requireOwner(before.appID, sender, identity, doing: "update its Live Activities")
         let now = self.now
         let after = try storingActivities {
-            try $0.update(id: id, contentJSON: call.arguments[0].stringValue ?? "", options: OptionValue.dictionary(call.arguments[1]), now: now)
+            try $0.update(id: id, contentJSON: contentJSON, options: OptionValue.dictionary(options), now: now)
         } records: { [.activity(StoredActivity($0))] }
         announce(id, before: before, after: after)
         activitiesChanged()
-        return []
     }
 
-    func endActivity(_ id: String, _ call: MethodCall, _ identity: CallerIdentity) throws -> [DBusValue] {
+    func endActivity(_ id: String, _ options: [String: DBusValue], _ sender: String, _ identity: CallerIdentity) throws {
         let before = try existingActivity(id)
-        try requireOwner(before.appID, call.sender, identity, doing: "end its Live Activities")
+        try requireOwner(before.appID, sender, identity, doing: "end its Live Activities")
         let now = self.now
         let result = try storingActivities {
-            try $0.end(id: id, options: OptionValue.dictionary(call.arguments[0]), now: now)
+            try $0.end(id: id, options: OptionValue.dictionary(options), now: now)
         } records: { [$0.isRemoved ? .activityRemoved(id: id) : .activity(StoredActivity($0.activity))] }
         logger.info("Live Activity ended", metadata: ["activity": "\(id)", "removed": "\(result.isRemoved)"])
         if result.isRemoved {
-            connection.unexport(HostNames.activityPath(id))
+            connection.unexport(Host1LiveActivity.objectPath(id))
         } else {
             announce(id, before: before, after: result.activity)
         }
         activitiesChanged()
-        return []
     }
 
     /// Makes a change to the Live Activities, checks it against the budgets
@@ -168,17 +124,17 @@ extension HostService {
     /// PropertiesChanged for what differs between two states of an activity.
     func announce(_ id: String, before: LiveActivity, after: LiveActivity) {
         let now = self.now
-        var names: [String] = []
-        if before.content != after.content { names.append("Content") }
+        var names: [Host1LiveActivity.Property] = []
+        if before.content != after.content { names.append(.content) }
         if before.activityState(at: now) != after.activityState(at: now) || before.endedAt != after.endedAt {
-            names += ["State", "EndDate", "DismissalDate"]
+            names += [.state, .endDate, .dismissalDate]
         }
-        if before.staleDate != after.staleDate { names.append("StaleDate") }
-        if before.relevance != after.relevance { names.append("Relevance") }
-        if before.state != after.state { names.append("ContentState") }
-        if before.removeAt != after.removeAt, !names.contains("DismissalDate") { names.append("DismissalDate") }
+        if before.staleDate != after.staleDate { names.append(.staleDate) }
+        if before.relevance != after.relevance { names.append(.relevance) }
+        if before.state != after.state { names.append(.contentState) }
+        if before.removeAt != after.removeAt, !names.contains(.dismissalDate) { names.append(.dismissalDate) }
         guard !names.isEmpty else { return }
-        try? connection.emitPropertiesChanged(path: HostNames.activityPath(id), interface: HostNames.liveActivity, properties: names)
+        try? Host1LiveActivity.emitPropertiesChanged(on: connection, path: Host1LiveActivity.objectPath(id), names)
     }
 
     /// After any change: announce a new order and re-arm the deadline timer.
@@ -186,7 +142,7 @@ extension HostService {
         let order = currentOrder()
         if order != announcedOrder {
             announcedOrder = order
-            try? connection.emitPropertiesChanged(path: HostNames.rootPath, interface: HostNames.liveActivities, properties: ["Order"])
+            try? Host1LiveActivities.emitPropertiesChanged(on: connection, path: Host1LiveActivities.objectPath, [.order])
         }
         rearmActivityTimer()
     }
@@ -201,35 +157,37 @@ extension HostService {
         let changes = activities.advance(to: now)
         for change in changes.stateChanges {
             chargeActivity(change.id)
-            try? connection.emitPropertiesChanged(
-                path: HostNames.activityPath(change.id), interface: HostNames.liveActivity, properties: ["State", "EndDate", "DismissalDate"])
+            try? Host1LiveActivity.emitPropertiesChanged(
+                on: connection, path: Host1LiveActivity.objectPath(change.id), [.state, .endDate, .dismissalDate])
         }
         persistQuietly(changes.removed.map { .activityRemoved(id: $0) })
         for id in changes.removed {
             footprint.release(id)
-            connection.unexport(HostNames.activityPath(id))
+            connection.unexport(Host1LiveActivity.objectPath(id))
             logger.info("Live Activity dismissed", metadata: ["activity": "\(id)"])
         }
         activitiesChanged()
     }
 
-    func tapActivity(_ id: String, _ call: MethodCall, _ reply: Reply, deliver: Bool) {
+    func tapActivity(
+        _ id: String, _ presentationName: String, _ elementID: String, _ options: [String: DBusValue], _ reply: TapReply, deliver: Bool
+    ) {
         do {
             let activity = try existingActivity(id)
-            let presentation = try ActivityPresentation.parse(call.arguments[0].stringValue ?? "")
-            let (surface, token) = try Self.tapOptions(call.arguments[2])
+            let presentation = try ActivityPresentation.parse(presentationName)
+            let (surface, token) = try Self.tapOptions(options)
             guard let app = registry.app(activity.appID) else {
                 throw HostError.unknownApp("\(activity.appID) is not running and has no desktop entry, so nothing can receive the tap")
             }
             let resolution = try ActivityTapRules.resolve(
-                presentation: presentation, elementID: call.arguments[1].stringValue ?? "", surface: surface, activity: activity,
+                presentation: presentation, elementID: elementID, surface: surface, activity: activity,
                 app: app.options, now: now)
             let source: [String: DBusValue] = [
                 "activity_id": .string(id), "attributes_type": .string(activity.attributesType),
                 "presentation": .string(presentation.rawValue), "surface": .string(surface.rawValue),
             ]
             deliverTap(
-                HostNames.activityPath(id), resolution, app: app, token: token, source: source, reply: reply, deliver: deliver)
+                Host1LiveActivity.objectPath(id), resolution, app: app, token: token, source: source, reply: reply, deliver: deliver)
         } catch {
             reply.fail(error)
         }

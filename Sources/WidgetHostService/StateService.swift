@@ -31,12 +31,12 @@ extension HostService {
                 bare.content = nil
                 try? widgets.restore(bare, nextNumber: durable.nextWidgetNumber)
             }
-            if widgets.widgets[stored.id] != nil { try connection.export(widgetInterfaces(), at: HostNames.widgetPath(stored.id)) }
+            if widgets.widgets[stored.id] != nil { try connection.export(widgetInterfaces(), at: Host1Widget.objectPath(stored.id)) }
         }
         for stored in durable.activities.values {
             do {
                 try activities.restore(stored, nextNumber: durable.nextActivityNumber, now: now)
-                try connection.export(activityInterfaces(), at: HostNames.activityPath(stored.id))
+                try connection.export(activityInterfaces(), at: Host1LiveActivity.objectPath(stored.id))
             } catch {
                 logger.warning("stored Live Activity \(stored.id) skipped: \(error)")
             }

@@ -3,10 +3,6 @@ import Dispatch
 import Foundation
 import WidgetHostCore
 
-extension HostNames {
-    public static let provider1 = "org.widgethost.Provider1"
-}
-
 /// Providers, configuration and timelines (docs/timelines.md): the model's
 /// `TimelineEngine` on the bus. The engine decides; this file calls the
 /// providers (`GetTimeline`, `ProvideOptions`), shows the entries the engine
@@ -18,29 +14,14 @@ extension HostNames {
 extension HostService {
     // MARK: Root methods
 
-    func registerTimelineMethods(_ exported: inout ExportedInterface) {
-        exported.method(
-            "ReloadTimelines", appOwned { service, call, identity in try service.reloadTimelines(call, identity, allKinds: false) })
-        exported.method(
-            "ReloadAllTimelines", appOwned { service, call, identity in try service.reloadTimelines(call, identity, allKinds: true) })
-        exported.method("GetConfigurationOptions", isolatedDeferred { service, call, reply in service.configurationOptions(call, reply) })
-        exported.method("CurrentConfigurations", isolatedImmediate { service, call in try service.currentConfigurations(call) })
-    }
-
     /// `ReloadTimelines(s app_id, s kind)` and `ReloadAllTimelines(s app_id)`: the app's live registration only; exempt from the budget.
-    func reloadTimelines(_ call: MethodCall, _ identity: CallerIdentity, allKinds: Bool) throws -> [DBusValue] {
-        let appID = call.arguments[0].stringValue ?? ""
+    func reloadTimelines(_ appID: String, kind: String?, _ sender: String, _ identity: CallerIdentity) throws {
         try Validate.appID(appID)
-        try requireOwner(appID, call.sender, identity, doing: "reload its timelines")
-        var kind: String?
-        if !allKinds {
-            kind = call.arguments[1].stringValue ?? ""
-            try requireKind(appID, kind!)
-        }
+        try requireOwner(appID, sender, identity, doing: "reload its timelines")
+        if let kind { try requireKind(appID, kind) }
         let ids = widgets.widgetIDs(appID: appID, kind: kind).filter { timelines.isTracked($0) }
         for id in ids { requestReload(id, .appRequested) }
         logger.debug("timelines reload requested", metadata: ["app": "\(appID)", "kind": "\(kind ?? "*")", "widgets": "\(ids.count)"])
-        return []
     }
 
     func requireKind(_ appID: String, _ kind: String) throws(HostError) {
@@ -53,43 +34,40 @@ extension HostService {
     }
 
     /// `CurrentConfigurations(s app_id) → a(osssa{sv})`: the app's placed widgets, in placement order.
-    func currentConfigurations(_ call: MethodCall) throws -> [DBusValue] {
-        let appID = call.arguments[0].stringValue ?? ""
+    func currentConfigurations(_ appID: String) throws -> [(String, String, String, String, [String: DBusValue])] {
         try Validate.appID(appID)
         guard registry.app(appID) != nil || widgets.bundles[appID] != nil else {
             throw HostError.unknownApp("\(appID) is not a known app; it becomes known by RegisterApp or by a desktop entry with DBusActivatable=true")
         }
-        let rows = widgets.widgetIDs(appID: appID).compactMap { widgets.widgets[$0] }.map { widget -> DBusValue in
-            .structure([
-                .objectPath(HostNames.widgetPath(widget.id)), .string(widget.kind), .string(widget.family.rawValue), .string(widget.id),
-                .vardict(widget.configuration.mapValues(\.dbusValue)),
-            ])
+        return widgets.widgetIDs(appID: appID).compactMap { widgets.widgets[$0] }.map { widget in
+            (
+                Host1Widget.objectPath(widget.id), widget.kind, widget.family.rawValue, widget.id,
+                widget.configuration.mapValues(\.dbusValue)
+            )
         }
-        return [.array(element: "(osssa{sv})", rows)]
     }
 
     /// `GetConfigurationOptions(s app_id, s kind, s parameter, a{sv} configuration) → a(ss)`:
     /// checked against the bundle, then forwarded to the app's `ProvideOptions`.
-    func configurationOptions(_ call: MethodCall, _ reply: Reply) {
+    func configurationOptions(
+        _ appID: String, _ kindName: String, _ parameter: String, _ configuration: [String: DBusValue], _ reply: TypedReply<[(String, String)]>
+    ) {
         do {
-            let appID = call.arguments[0].stringValue ?? ""
-            let kindName = call.arguments[1].stringValue ?? ""
-            let parameter = call.arguments[2].stringValue ?? ""
-            let chosen = OptionValue.dictionary(call.arguments[3])
+            let chosen = OptionValue.dictionary(configuration)
             try Validate.appID(appID)
             try requireKind(appID, kindName)
             let kind = widgets.bundles[appID]!.kind(kindName)!
             try kind.requireDynamic(parameter, appID: appID)
             try WidgetStore.check(chosen, kind)
             let (destination, path) = try providerTarget(appID, doing: "provide options for '\(parameter)'")
-            let message = try Message.methodCall(
-                destination: destination, path: path, interface: HostNames.provider1, member: "ProvideOptions",
-                arguments: [.string(kindName), .string(parameter), .vardict(chosen.mapValues(\.dbusValue))])
-            connection.send(message, timeout: configuration.providerTimeout) { result in
+            let provider = Provider1.Proxy(connection, destination: destination, path: path, timeout: self.configuration.providerTimeout)
+            let message = try provider.provideOptionsMessage(
+                kind: kindName, parameter: parameter, configuration: chosen.mapValues(\.dbusValue))
+            connection.send(message, timeout: provider.timeout) { result in
                 do {
-                    reply.succeed([.array(element: "(ss)", try Self.options(from: result.get(), appID: appID))])
+                    reply.succeed(try Self.options(from: result.get(), appID: appID))
                 } catch {
-                    reply.fail(Self.providerError(error, appID: appID, member: "ProvideOptions"))
+                    reply.fail(Self.providerError(error, appID: appID, member: Provider1.Method.provideOptions))
                 }
             }
         } catch {
@@ -97,23 +75,28 @@ extension HostService {
         }
     }
 
-    nonisolated static func options(from message: Message, appID: String) throws -> [DBusValue] {
-        guard message.signature == "a(ss)", case .array(_, let items) = message.arguments().first else {
-            throw HostError.activationFailed("\(appID)'s ProvideOptions answered with '\(message.signature)'; it must return a(ss)")
-        }
+    nonisolated static func options(from message: Message, appID: String) throws -> [(String, String)] {
+        let items = try answer(of: Provider1.Method.provideOptions, by: appID) { try Provider1.Proxy.provideOptionsResult(message) }
         guard items.count <= 1000 else {
             throw HostError.activationFailed("\(appID)'s ProvideOptions returned \(items.count) choices; the limit is 1000")
         }
-        for item in items {
-            guard case .structure(let fields) = item, fields.first?.stringValue?.isEmpty == false else {
-                throw HostError.activationFailed("\(appID)'s ProvideOptions returned a choice with an empty identifier")
-            }
+        guard items.allSatisfy({ !$0.0.isEmpty }) else {
+            throw HostError.activationFailed("\(appID)'s ProvideOptions returned a choice with an empty identifier")
         }
         return items
     }
 
+    /// A provider's answer decoded, or ActivationFailed saying it has the wrong type.
+    nonisolated static func answer<T>(of member: Provider1.Method, by appID: String, _ decode: () throws -> T) throws -> T {
+        do { return try decode() } catch {
+            let signature = Provider1.description.method(member.rawValue)?.outSignature ?? "?"
+            throw HostError.activationFailed("\(appID)'s \(member.rawValue) answered with the wrong type; it must return \(signature): \(error)")
+        }
+    }
+
     /// A failed provider call as `ActivationFailed` naming the app, its error, or the timeout.
-    nonisolated static func providerError(_ error: any Error, appID: String, member: String) -> HostError {
+    nonisolated static func providerError(_ error: any Error, appID: String, member: Provider1.Method) -> HostError {
+        let member = member.rawValue
         switch error {
         case let error as HostError:
             return error
@@ -142,7 +125,7 @@ extension HostService {
     // MARK: Widget object methods
 
     /// `Reload() → (s state, x date)`: a budgeted reload asked for on the widget object.
-    func reloadWidget(_ id: String) throws -> [DBusValue] {
+    func reloadWidget(_ id: String) throws -> (state: String, date: Int64) {
         guard let widget = widgets.widgets[id] else { throw DBusError(name: DBusError.unknownObjectName, message: "No widget \(id)") }
         guard timelines.isTracked(id) else {
             throw HostError.invalidArgument(
@@ -150,19 +133,19 @@ extension HostService {
         }
         let decision = requestReload(id, .requested)
         switch decision {
-        case .fetch?: return [.string("fetching"), .int64(0)]
-        case .coalesced?: return [.string("queued"), .int64(0)]
-        case .deferred(let until, let because)?: return [.string(because.rawValue), .int64(UnixTime.milliseconds(until))]
-        case nil: return [.string("failed"), .int64(0)]
+        case .fetch?: return ("fetching", 0)
+        case .coalesced?: return ("queued", 0)
+        case .deferred(let until, let because)?: return (because.rawValue, UnixTime.milliseconds(until))
+        case nil: return ("failed", 0)
         }
     }
 
     /// `DescribeTimeline() → a{sv}`: the engine's view of the widget (`widget-host timeline`).
-    func describeTimeline(_ id: String) throws -> [DBusValue] {
+    func describeTimeline(_ id: String) throws -> [String: DBusValue] {
         guard let widget = widgets.widgets[id] else { throw DBusError(name: DBusError.unknownObjectName, message: "No widget \(id)") }
         var out: [String: DBusValue] = ["tracked": .bool(false)]
         if let path = registry.app(widget.appID)?.options.providerPath { out["provider_path"] = .objectPath(path) }
-        guard let snapshot = timelines.snapshot(widgetID: id, now: now) else { return [.vardict(out)] }
+        guard let snapshot = timelines.snapshot(widgetID: id, now: now) else { return out }
         func ms(_ date: Date?) -> DBusValue { .int64(date.map(UnixTime.milliseconds) ?? 0) }
         out["tracked"] = .bool(true)
         out["entries"] = .array(
@@ -192,7 +175,7 @@ extension HostService {
             out["last_failure_at"] = ms(failure.date)
             out["last_failure_reason"] = .string(failure.reason.rawValue)
         }
-        return [.vardict(out)]
+        return out
     }
 
 
@@ -254,40 +237,28 @@ extension HostService {
         do {
             let (destination, path) = try providerTarget(widget.appID, doing: "provide a timeline")
             let context: [String: DBusValue] = ["widget_id": .string(widget.id), "reason": .string(fetch.reason.rawValue)]
-            let message = try Message.methodCall(
-                destination: destination, path: path, interface: HostNames.provider1, member: "GetTimeline",
-                arguments: [
-                    .string(widget.kind), .string(widget.family.rawValue), .vardict(widget.configuration.mapValues(\.dbusValue)),
-                    .vardict(context),
-                ])
+            let message = try Provider1.Proxy(connection, destination: destination, path: path).getTimelineMessage(
+                kind: widget.kind, family: widget.family.rawValue, configuration: widget.configuration.mapValues(\.dbusValue),
+                context: context)
             let appID = widget.appID
             // The answer arrives on the connection's thread, which is this actor's executor.
             connection.send(message, timeout: configuration.providerTimeout) { [weak self] result in
                 self?.assumeIsolated { service in service.fetchAnswered(fetch, appID: appID, result) }
             }
         } catch {
-            fetchFailed(fetch, Self.providerError(error, appID: widget.appID, member: "GetTimeline").message)
+            fetchFailed(fetch, Self.providerError(error, appID: widget.appID, member: .getTimeline).message)
         }
     }
 
     func fetchAnswered(_ fetch: TimelineFetch, appID: String, _ result: Result<Message, any Error>) {
         do {
             let message = try result.get()
-            guard message.signature == "a(xs)sx" else {
-                throw HostError.activationFailed("\(appID)'s GetTimeline answered with '\(message.signature)'; it must return (a(xs) entries, s policy, x reload_at)")
-            }
-            let arguments = message.arguments()
-            var entries: [(Int64, String)] = []
-            if case .array(_, let items) = arguments[0] {
-                entries.reserveCapacity(items.count)
-                for case .structure(let fields) in items {
-                    entries.append((fields[0].integerValue ?? 0, fields[1].stringValue ?? ""))
-                }
-            }
+            let answer = try Self.answer(of: .getTimeline, by: appID) { try Provider1.Proxy.getTimelineResult(message) }
+            let entries = answer.entries
             let options = timelines.options
             let timeline = try Timeline.parse(
-                entries: entries, policy: arguments[1].stringValue ?? "", reloadAtMs: arguments[2].integerValue ?? 0,
-                limits: options.contentLimits, maxEntries: options.maxEntries)
+                entries: entries, policy: answer.policy, reloadAtMs: answer.reloadAt, limits: options.contentLimits,
+                maxEntries: options.maxEntries)
             let arrived = now
             guard timelines.isAwaiting(fetch) else { return }
             // Charged with the entries as sent: the engine keeps those from the one due now on.
@@ -300,7 +271,7 @@ extension HostService {
                 "timeline received", metadata: ["widget": "\(fetch.widgetID)", "entries": "\(entries.count)", "reason": "\(fetch.reason.rawValue)"])
             apply(effects)
         } catch {
-            fetchFailed(fetch, Self.providerError(error, appID: appID, member: "GetTimeline").message)
+            fetchFailed(fetch, Self.providerError(error, appID: appID, member: .getTimeline).message)
         }
         rearmTimelineTimer()
     }
@@ -317,7 +288,7 @@ extension HostService {
             case .show(let id, let content):
                 // No new charge: a widget is charged with the largest of its entries already.
                 widgets.setContent(id, tree: content)
-                try? connection.emitPropertiesChanged(path: HostNames.widgetPath(id), interface: HostNames.widget, properties: ["Content"])
+                try? Host1Widget.emitPropertiesChanged(on: connection, path: Host1Widget.objectPath(id), [.content])
             case .fetch(let fetch):
                 startFetch(fetch)
             }

@@ -64,6 +64,11 @@ extension OptionValue {
         }
     }
 
+    /// `a{sv}` arguments, decoded by generated code, as the model's dictionary.
+    public static func dictionary(_ values: [String: DBusValue]) -> [String: OptionValue] {
+        values.mapValues(OptionValue.init)
+    }
+
     /// `a{sv}` arguments as the model's dictionary.
     public static func dictionary(_ value: DBusValue) -> [String: OptionValue] {
         var result: [String: OptionValue] = [:]

@@ -5,6 +5,7 @@ import Foundation
 import Histogram
 import PrivateBus
 import WidgetHostCore
+import WidgetHostInterfaces
 import WidgetHostService
 
 // widget-host-bench: performance measured against its floor in the same run.
@@ -213,7 +214,7 @@ struct TapsBench: AsyncParsableCommand {
         let client = try await Connection.connect(.address(bus.address), label: "bench-renderer")
         var owner: String?
         for _ in 0..<500 where owner == nil {
-            owner = try await client.nameOwner("org.widgethost.Host1")
+            owner = try await client.nameOwner(Host1Apps.busName)
             if owner == nil { try await Task.sleep(for: .milliseconds(10)) }
         }
         guard owner != nil else { throw PrivateBusError("widget-hostd did not start (looked in \(binDirectory))") }
@@ -222,23 +223,19 @@ struct TapsBench: AsyncParsableCommand {
         // so what the figures add to the floor is the host's own cost. The app
         // answers every delivery at once.
         let app = try DirectLibdbus.EchoServer(address: bus.address, answeringEveryCall: true)
-        let host1 = "org.widgethost.Host1", root = "/org/widgethost/Host1"
-        func appCall(_ path: String, _ interface: String, _ member: String, _ arguments: [DBusValue]) throws {
-            _ = try app.call(Message.methodCall(destination: host1, path: path, interface: interface, member: member, arguments: arguments))
-        }
+        func appCall(_ message: Message) throws { _ = try app.call(message) }
         // Protocol widgethost is delivered to the registering connection, which must own the app's name.
         _ = try app.call(Message.methodCall(
             destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: "RequestName",
             arguments: [.string("org.example.Bench"), .uint32(4)]))
-        try appCall(root, "org.widgethost.Host1.Apps", "RegisterApp", [.string("org.example.Bench"), .vardict(["schemes": .strings(["bench"])])])
-        try appCall(root, "org.widgethost.Host1.Widgets", "RegisterWidgets",
-                    [.string("org.example.Bench"), .string(#"{"widgets":[{"kind":"K","families":["systemSmall"]}]}"#)])
+        try appCall(Host1Apps.Proxy(client).registerAppMessage(appID: "org.example.Bench", options: ["schemes": .strings(["bench"])]))
+        try appCall(Host1Widgets.Proxy(client).registerWidgetsMessage(
+            appID: "org.example.Bench", bundleJSON: #"{"widgets":[{"kind":"K","families":["systemSmall"]}]}"#))
         @Sendable func add() async throws -> String {
-            try await client.call(destination: host1, path: root, interface: "org.widgethost.Host1.Widgets", member: "AddWidget",
-                                  [.string("org.example.Bench"), .string("K"), .string("systemSmall"), .vardict([:])]).first?.stringValue ?? ""
+            try await Host1Widgets.Proxy(client).addWidget(appID: "org.example.Bench", kind: "K", family: "systemSmall", configuration: [:])
         }
         let widget = try await add()
-        try appCall(widget, "org.widgethost.Host1.Widget", "SetContent", [.string(#"{"type":"text","id":"t","widgetURL":"bench://open"}"#)])
+        try appCall(Host1Widget.Proxy(client, path: widget).setContentMessage(contentJSON: #"{"type":"text","id":"t","widgetURL":"bench://open"}"#))
         Thread { app.run() }.start()
         defer { app.stop() }
 
@@ -256,12 +253,10 @@ struct TapsBench: AsyncParsableCommand {
                                    member: "Echo", arguments: [.string("x")])
         }
         let tap: @Sendable () throws -> Message = {
-            try Message.methodCall(destination: host1, path: widget, interface: "org.widgethost.Host1.Widget", member: "Tap",
-                                   arguments: [.string("t"), .vardict([:])])
+            try Host1Widget.Proxy(client, path: widget).tapMessage(elementID: "t", options: [:])
         }
         let relayTap: @Sendable () throws -> Message = {
-            try Message.methodCall(destination: relayName, path: "/org/widgethost/Bench/Relay", interface: "org.widgethost.Host1.Widget",
-                                   member: "Tap", arguments: [.string("t"), .vardict([:])])
+            try Host1Widget.Proxy(client, destination: relayName, path: DirectLibdbus.Relay.path).tapMessage(elementID: "t", options: [:])
         }
         // Round trips of each kind in alternating blocks of 100, so that a
         // machine busy with something else slows all of them alike.

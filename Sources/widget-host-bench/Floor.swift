@@ -1,5 +1,6 @@
 import CDBus
 import DBus
+import WidgetHostInterfaces
 
 #if canImport(Glibc)
 import Glibc
@@ -142,6 +143,9 @@ enum DirectLibdbus {
     /// the reply with a details dictionary, and a signal carrying them), with
     /// no work of its own. `run()` serves until `stop()`.
     final class Relay: @unchecked Sendable {
+        /// Where the relay answers the taps it is sent.
+        static let path = "/org/widgethost/Bench/Relay"
+
         let raw: OpaquePointer
         let app: String
         private let stopping = Locked(false)
@@ -161,7 +165,7 @@ enum DirectLibdbus {
         func stop() { stopping.withLock { $0 = true } }
 
         fileprivate func relay(_ call: OpaquePointer) {
-            let delivery = dbus_message_new_method_call(app, "/org/example/Bench", "org.widgethost.App1", "OpenURL")!
+            let delivery = dbus_message_new_method_call(app, "/org/example/Bench", App1.name, App1.Method.openURL.rawValue)!
             var iter = DBusMessageIter()
             dbus_message_iter_init_append(delivery, &iter)
             appendString(&iter, "bench://open")
@@ -186,9 +190,9 @@ enum DirectLibdbus {
             appendDictionary(&iter, details)
             dbus_connection_send(raw, reply, nil)
             dbus_message_unref(reply)
-            let signal = dbus_message_new_signal("/org/widgethost/Bench/Relay", "org.widgethost.Bench.Relay", "Tapped")!
+            let signal = dbus_message_new_signal(Self.path, Host1Widgets.name, Host1Widgets.Signal.tapped.rawValue)!
             dbus_message_iter_init_append(signal, &iter)
-            "/org/widgethost/Bench/Relay/1".withCString { p in
+            (Self.path + "/1").withCString { p in
                 var pointer: UnsafePointer<CChar>? = p
                 _ = dbus_message_iter_append_basic(&iter, TypeCode.objectPath, &pointer)
             }

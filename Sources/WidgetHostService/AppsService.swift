@@ -1,0 +1,186 @@
+import DBus
+import Dispatch
+import WidgetHostCore
+
+/// `org.widgethost.Host1.Apps`: registrations, desktop entries and bare URLs
+/// (docs/apps.md).
+extension HostService: Host1Apps.Server {
+    public nonisolated func registerApp(_ call: MethodCall, appID: String, options: [String: DBusValue], reply: TypedReply<Void>) {
+        inOrder(call, reply) { service in service.registerApp(call.sender, appID, OptionValue.dictionary(options), reply) }
+    }
+
+    public nonisolated func unregisterApp(_ call: MethodCall, appID: String, reply: TypedReply<Void>) {
+        appOwned(call, reply) { service, identity in try service.unregisterApp(appID, call.sender, identity) }
+    }
+
+    public nonisolated func listApps(_ call: MethodCall, reply: TypedReply<[(String, [String: DBusValue])]>) {
+        answer(call, reply) { service in service.listApps() }
+    }
+
+    public nonisolated func reload(_ call: MethodCall, reply: TypedReply<Void>) {
+        Task { [weak self] in
+            guard let self else { return reply.fail(DBusError.failed("the host is shutting down")) }
+            let scan = await Self.scan(self.configuration.xdg)
+            await self.applyScan(scan)
+            reply.succeed()
+        }
+    }
+
+    public nonisolated func openURL(_ call: MethodCall, url: String, options: [String: DBusValue], reply: TypedReply<String>) {
+        inOrder(call, reply) { service in service.openURL(url, options, reply) }
+    }
+
+    // MARK: Running handlers
+
+    /// Runs `body` on the connection's thread, isolated to this actor, in the
+    /// order its sender sent it: after any earlier call of the same sender
+    /// still waiting for a lookup (see `mustWait`).
+    nonisolated func inOrder<T>(
+        _ call: MethodCall, _ reply: TypedReply<T>, _ body: @escaping @Sendable (isolated HostService) -> Void
+    ) {
+        assumeIsolated { service in
+            if service.mustWait(call.sender) {
+                service.holdBack(call.sender) { body(service) }
+            } else {
+                body(service)
+            }
+        }
+    }
+
+    /// Answers with what `body` returns, in order (see `inOrder`).
+    nonisolated func answer<T>(
+        _ call: MethodCall, _ reply: TypedReply<T>, _ body: @escaping @Sendable (isolated HostService) throws -> T
+    ) {
+        inOrder(call, reply) { service in reply.answer { try body(service) } }
+    }
+
+    /// Answers a call of an app-owned method: `body` runs with the caller's
+    /// identity (looked up on the first such call of a connection, then cached).
+    nonisolated func appOwned<T>(
+        _ call: MethodCall, _ reply: TypedReply<T>, _ body: @escaping @Sendable (isolated HostService, CallerIdentity) throws -> T
+    ) {
+        inOrder(call, reply) { service in
+            service.withCaller(call.sender, reply: reply) { identity, _ in try body(service, identity) }
+        }
+    }
+
+    /// An interface exported at many paths, built on first use and then shared.
+    func shared(_ cache: inout [ExportedInterface]?, _ make: () -> ExportedInterface) -> [ExportedInterface] {
+        if let cache { return cache }
+        let made = [make()]
+        cache = made
+        return made
+    }
+
+    // MARK: The methods
+
+    /// `RegisterApp`: needs the caller's identity and whether it owns the bus name `app_id`.
+    func registerApp(_ sender: String, _ appID: String, _ options: [String: OptionValue], _ reply: TypedReply<Void>) {
+        do {
+            // Bad input is refused before anything is looked up.
+            _ = try registry.parseOptions(appID: appID, options)
+        } catch {
+            return reply.fail(error)
+        }
+        withCaller(sender, nameOwnerOf: appID, reply: reply) { [self] identity, nameOwner in
+            let outcome = try registry.register(
+                appID: appID, owner: sender, options: options, identity: identity, ownsName: nameOwner == sender)
+            switch outcome {
+            case .registered:
+                logger.info("registered", metadata: ["app": "\(appID)", "owner": "\(sender)", "sandbox": "\(identity)"])
+                emitAppRegistered(appID)
+            case .replaced(let previous):
+                logger.info(
+                    "registration taken over by the owner of the app's bus name",
+                    metadata: ["app": "\(appID)", "owner": "\(sender)", "previous": "\(previous)"])
+                emitAppUnregistered(appID)
+                emitAppRegistered(appID)
+            case .updated:
+                logger.debug("registration updated", metadata: ["app": "\(appID)", "owner": "\(sender)"])
+            }
+            providerMayHaveChanged(appID)
+        }
+    }
+
+    func unregisterApp(_ appID: String, _ sender: String, _ identity: CallerIdentity) throws {
+        try Validate.appID(appID)
+        try identity.check(appID, doing: "unregister")
+        try registry.unregister(appID: appID, caller: sender)
+        logger.info("unregistered", metadata: ["app": "\(appID)", "owner": "\(sender)"])
+        emitAppUnregistered(appID)
+        dropUnneededBundles(among: [appID])
+    }
+
+    func listApps() -> [(String, [String: DBusValue])] {
+        registry.apps.map { app in
+            var details = app.options.optionValues().mapValues(\.dbusValue)
+            details["registered"] = .bool(app.isRegistered)
+            details["source"] = .string(app.isRegistered ? "registration" : "desktop-entry")
+            if let owner = app.registeredBy { details["registered_by"] = .string(owner) }
+            if let identity = app.registrant {
+                details["sandbox"] = .string(identity.kind)
+                if let id = identity.sandboxedID { details["sandbox_app_id"] = .string(id) }
+            }
+            if let entry = app.desktopEntry {
+                details["desktop_file"] = .string(entry.path)
+                if let name = entry.name { details["name"] = .string(name) }
+            }
+            return (app.id, details)
+        }
+    }
+
+    /// Routes a bare URL by its scheme (docs/apps.md) and delivers it as a link would be.
+    func openURL(_ url: String, _ options: [String: DBusValue], _ reply: TypedReply<String>) {
+        do {
+            try ViewTree.checkURL(url, what: "url", limits: configuration.contentLimits)
+            guard let scheme = URLParts.scheme(of: url) else { throw HostError.invalidArgument("url must be absolute") }
+            var token: String?
+            for (key, value) in OptionValue.dictionary(options) {
+                guard key == "activation_token", case .string(let s) = value else {
+                    throw HostError.invalidArgument("OpenURL takes one option, activation_token (s); '\(key)' is not it")
+                }
+                token = s
+            }
+            let xdg = configuration.xdg
+            Task {
+                // mimeapps.list is read off the connection's thread.
+                let defaults = await withCheckedContinuation { continuation in
+                    DispatchQueue.global(qos: .userInitiated).async {
+                        continuation.resume(returning: MimeApps.defaultHandlers(forScheme: scheme, dirs: xdg))
+                    }
+                }
+                guard let app = registry.route(scheme: scheme, mimeDefaults: defaults) else {
+                    return reply.fail(
+                        HostError.unknownApp(
+                            "no known app handles the scheme '\(scheme)'; an app declares it with RegisterApp's 'schemes' or MimeType=x-scheme-handler/\(scheme); in its desktop entry"))
+                }
+                let delivery = Delivery(
+                    appID: app.id, options: app.options, destination: app.deliveryDestination,
+                    outcome: .openURL(url: url, via: "open-url"), activationToken: token, source: ["via": .string("open-url")])
+                let logger = self.logger
+                deliver(delivery) { error in
+                    if let error { return reply.fail(error) }
+                    logger.info("URL opened", metadata: ["app": "\(app.id)", "scheme": "\(scheme)"])
+                    reply.succeed(app.id)
+                }
+            }
+        } catch let error as HostError {
+            reply.fail(error.name == .invalidContent ? HostError.invalidArgument(error.message) : error)
+        } catch {
+            reply.fail(error)
+        }
+    }
+
+    func emitAppRegistered(_ appID: String) {
+        emitting { try Host1Apps.AppRegistered(appID: appID).emit(on: $0, path: Host1Apps.objectPath) }
+    }
+
+    func emitAppUnregistered(_ appID: String) {
+        emitting { try Host1Apps.AppUnregistered(appID: appID).emit(on: $0, path: Host1Apps.objectPath) }
+    }
+
+    /// Emits a signal; a failure is logged, since nobody waits for it.
+    func emitting(_ emit: (Connection) throws -> Void) {
+        do { try emit(connection) } catch { logger.error("could not emit a signal: \(error)") }
+    }
+}

@@ -1,0 +1,122 @@
+import DBus
+import WidgetHostCore
+
+/// The answer to a tap: what it meant and its details.
+public typealias TapReply = TypedReply<(outcome: String, details: [String: DBusValue])>
+
+/// `org.widgethost.Host1.Widget`, one placed widget (docs/widgets.md,
+/// docs/delivery.md, docs/timelines.md). One exported value serves every
+/// widget object: the handlers read the widget's id from the path they are
+/// called on, so a placed widget costs a dictionary entry, not a set of closures.
+extension HostService: Host1Widget.Server {
+    public nonisolated func setContent(_ call: MethodCall, contentJSON: String, reply: TypedReply<Void>) {
+        appOwned(call, reply) { service, identity in try service.setContent(Self.widgetID(call.path), contentJSON, call.sender, identity) }
+    }
+
+    public nonisolated func configure(_ call: MethodCall, configuration: [String: DBusValue], reply: TypedReply<Void>) {
+        answer(call, reply) { service in try service.configure(Self.widgetID(call.path), configuration) }
+    }
+
+    public nonisolated func remove(_ call: MethodCall, reply: TypedReply<Void>) {
+        answer(call, reply) { service in try service.removeWidget(Self.widgetID(call.path)) }
+    }
+
+    public nonisolated func tap(_ call: MethodCall, elementID: String, options: [String: DBusValue], reply: TapReply) {
+        inOrder(call, reply) { service in service.tap(Self.widgetID(call.path), elementID, options, reply, deliver: true) }
+    }
+
+    public nonisolated func resolve(_ call: MethodCall, elementID: String, options: [String: DBusValue], reply: TapReply) {
+        inOrder(call, reply) { service in service.tap(Self.widgetID(call.path), elementID, options, reply, deliver: false) }
+    }
+
+    public nonisolated func reload(_ call: MethodCall, reply: TypedReply<(state: String, date: Int64)>) {
+        answer(call, reply) { service in try service.reloadWidget(Self.widgetID(call.path)) }
+    }
+
+    public nonisolated func describeTimeline(_ call: MethodCall, reply: TypedReply<[String: DBusValue]>) {
+        answer(call, reply) { service in try service.describeTimeline(Self.widgetID(call.path)) }
+    }
+
+    public nonisolated func properties(at path: String) -> Host1Widget.Properties {
+        assumeIsolated { service in service.widgets.widgets[Self.widgetID(path)].map(Self.widgetProperties) } ?? Self.noWidget
+    }
+
+    /// What a getter reads after its widget went away.
+    nonisolated static let noWidget = Host1Widget.Properties(id: "", appID: "", kind: "", family: "", configuration: [:], content: "")
+
+    /// A widget object's properties: what its getters read and what its
+    /// footprint measures (see FootprintService.swift).
+    nonisolated static func widgetProperties(_ widget: PlacedWidget) -> Host1Widget.Properties {
+        Host1Widget.Properties(
+            id: widget.id, appID: widget.appID, kind: widget.kind, family: widget.family.rawValue,
+            configuration: widget.configuration.mapValues(\.dbusValue), content: widget.content?.json ?? "")
+    }
+
+    /// The widget id in a widget object's path.
+    nonisolated static func widgetID(_ path: String) -> String { Host1Widget.id(inPath: path) ?? "" }
+
+    /// The interface, built once and exported at every widget's path.
+    func widgetInterfaces() -> [ExportedInterface] {
+        shared(&sharedWidgetInterfaces) { Host1Widget.exported(self) }
+    }
+
+    // MARK: The methods
+
+    func setContent(_ id: String, _ json: String, _ sender: String, _ identity: CallerIdentity) throws {
+        guard let widget = widgets.widgets[id] else { throw DBusError(name: DBusError.unknownObjectName, message: "No widget \(id)") }
+        try requireOwner(widget.appID, sender, identity, doing: "set the content of its widgets")
+        let content = try widgets.content(json)
+        var changed = widget
+        changed.content = content
+        let bytes = try checkFootprint(of: changed)
+        try persist([.widget(StoredWidget(widget, content: content?.json))])
+        widgets.setContent(id, tree: content)
+        footprint.set(id, appID: widget.appID, bytes: bytes)
+        try? Host1Widget.emitPropertiesChanged(on: connection, path: Host1Widget.objectPath(id), [.content])
+    }
+
+    func configure(_ id: String, _ values: [String: DBusValue]) throws {
+        let configuration = OptionValue.dictionary(values)
+        try widgets.checkConfiguration(id, configuration)
+        var changed = widgets.widgets[id]!
+        changed.configuration = configuration
+        let bytes = try checkFootprint(of: changed)
+        try persist([.widget(StoredWidget(changed, content: changed.content?.json))])
+        widgets.setConfiguration(id, configuration)
+        footprint.set(id, appID: changed.appID, bytes: bytes)
+        try? Host1Widget.emitPropertiesChanged(on: connection, path: Host1Widget.objectPath(id), [.configuration])
+        requestReload(id, .configured)
+    }
+
+    func removeWidget(_ id: String) throws {
+        guard let widget = widgets.widgets[id] else { throw DBusError(name: DBusError.unknownObjectName, message: "No widget \(id)") }
+        try persist([.widgetRemoved(id: id)])
+        widgets.remove(id)
+        connection.unexport(Host1Widget.objectPath(id))
+        widgetGone(id)
+        logger.info("widget removed", metadata: ["widget": "\(id)"])
+        dropUnneededBundles(among: [widget.appID])
+    }
+
+    func tap(_ id: String, _ elementID: String, _ options: [String: DBusValue], _ reply: TapReply, deliver: Bool) {
+        do {
+            guard let widget = widgets.widgets[id] else {
+                throw DBusError(name: DBusError.unknownObjectName, message: "No widget \(id)")
+            }
+            let (surface, token) = try Self.tapOptions(options)
+            guard let app = registry.app(widget.appID) else {
+                throw HostError.unknownApp("\(widget.appID) is not running and has no desktop entry, so nothing can receive the tap")
+            }
+            let context = widgets.tapContext(id, app: app.options)!
+            let resolution = try WidgetTapRules.resolve(elementID: elementID, surface: surface, policy: configuration.linkPolicy, context)
+            let source: [String: DBusValue] = [
+                "kind": .string(widget.kind), "family": .string(widget.family.rawValue), "widget_id": .string(id),
+                "surface": .string(surface.rawValue),
+            ]
+            deliverTap(
+                Host1Widget.objectPath(id), resolution, app: app, token: token, source: source, reply: reply, deliver: deliver)
+        } catch {
+            reply.fail(error)
+        }
+    }
+}

@@ -1,0 +1,616 @@
+import DBus
+import Foundation
+
+// dbus-codegen OUTPUT DIRECTORY|XML...
+//
+// Generates Swift from introspection XML, in the spirit of gdbus-codegen and
+// zbus: for each interface, an enum named after it holding its name, its
+// XML and parsed description, its members as enums, a typed server
+// protocol with the binder that serves it, typed signals and properties,
+// and a typed client proxy. Used by the DBusCodegen build plugin; see
+// docs/interfaces.md for what it generates and how to use it.
+
+let arguments = CommandLine.arguments.dropFirst()
+guard let output = arguments.first, arguments.count > 1 else {
+    FileHandle.standardError.write(Data("usage: dbus-codegen OUTPUT DIRECTORY|XML...\n".utf8))
+    exit(2)
+}
+
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("dbus-codegen: error: \(message)\n".utf8))
+    exit(1)
+}
+
+var paths: [String] = []
+for argument in arguments.dropFirst() {
+    var isDirectory: ObjCBool = false
+    if FileManager.default.fileExists(atPath: argument, isDirectory: &isDirectory), isDirectory.boolValue {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: argument)) ?? []
+        paths += names.filter { $0.hasSuffix(".xml") }.sorted().map { argument + "/" + $0 }
+    } else {
+        paths.append(argument)
+    }
+}
+
+// MARK: Names
+
+let keywords: Set<String> = [
+    "associatedtype", "class", "deinit", "enum", "extension", "fileprivate", "func", "import", "init", "inout", "internal", "let",
+    "open", "operator", "private", "protocol", "public", "rethrows", "static", "struct", "subscript", "typealias", "var", "break",
+    "case", "continue", "default", "defer", "do", "else", "fallthrough", "for", "guard", "if", "in", "repeat", "return", "switch",
+    "where", "while", "as", "Any", "catch", "false", "is", "nil", "super", "self", "Self", "throw", "throws", "true", "try",
+]
+let acronyms: Set<String> = ["id", "url", "uri", "json", "dbus", "xml"]
+
+/// Words of a D-Bus name: `element_id` → element, id; `OpenURL` → Open, URL.
+func words(_ name: String) -> [String] {
+    var result: [String] = []
+    for part in name.split(separator: "_") {
+        var current = ""
+        let chars = Array(part)
+        for (i, c) in chars.enumerated() {
+            let startsWord =
+                !current.isEmpty && c.isUppercase
+                && (!(chars[i - 1].isUppercase) || (i + 1 < chars.count && chars[i + 1].isLowercase))
+            if startsWord {
+                result.append(current)
+                current = ""
+            }
+            current.append(c)
+        }
+        if !current.isEmpty { result.append(current) }
+    }
+    return result
+}
+
+/// `element_id` → `elementID`, `OpenURL` → `openURL`, `AppId` → `appID`.
+func lowerCamel(_ name: String) -> String {
+    let parts = words(name)
+    guard let first = parts.first else { return "value" }
+    var result = first.lowercased()
+    for word in parts.dropFirst() {
+        result += acronyms.contains(word.lowercased()) ? word.uppercased() : word.prefix(1).uppercased() + word.dropFirst()
+    }
+    return result
+}
+
+func upperCamel(_ name: String) -> String {
+    let camel = lowerCamel(name)
+    return camel.prefix(1).uppercased() + camel.dropFirst()
+}
+
+func identifier(_ name: String) -> String { keywords.contains(name) ? "`\(name)`" : name }
+
+func literal(_ text: String) -> String {
+    var hashes = "#"
+    while text.contains("\"" + hashes) { hashes += "#" }
+    return "\(hashes)\"\"\"\n\(text)\n\"\"\"\(hashes)"
+}
+
+func quoted(_ text: String) -> String {
+    "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+}
+
+func doc(_ annotations: [InterfaceDescription.Annotation], indent: String) -> String {
+    guard let text = annotations.first(where: { $0.name == "org.gtk.GDBus.DocString" })?.value else { return "" }
+    return text.split(separator: "\n").map { "\(indent)/// \($0)\n" }.joined()
+}
+
+// MARK: Types
+
+/// The Swift type of one complete D-Bus type, and the coding functions
+/// generated for it.
+indirect enum WireType {
+    case basic(Character)
+    case variant
+    case array(WireType)
+    case dictionary(WireType, WireType)
+    case structure([WireType])
+    /// Kept as `DBusValue` (file descriptors, one-field structures, dictionaries with Bool keys).
+    case opaque(String)
+
+    init(_ signature: String) {
+        let chars = Array(signature)
+        switch chars.first {
+        case "a" where chars.count > 1 && chars[1] == "{":
+            let inner = String(chars[2..<(chars.count - 1)])
+            let key = String(inner.prefix(1))
+            let value = WireType(String(inner.dropFirst()))
+            if key == "b" || key == "h" { self = .opaque(signature) } else { self = .dictionary(WireType(key), value) }
+        case "a":
+            self = .array(WireType(String(chars.dropFirst())))
+        case "(":
+            let fields = Signature.split(String(chars.dropFirst().dropLast())) ?? []
+            self = fields.count < 2 ? .opaque(signature) : .structure(fields.map(WireType.init))
+        case "v":
+            self = .variant
+        case "h":
+            self = .opaque(signature)
+        case let c?:
+            self = .basic(c)
+        case nil:
+            self = .opaque(signature)
+        }
+    }
+
+    var signature: String {
+        switch self {
+        case .basic(let c): return String(c)
+        case .variant: return "v"
+        case .array(let element): return "a" + element.signature
+        case .dictionary(let key, let value): return "a{" + key.signature + value.signature + "}"
+        case .structure(let fields): return "(" + fields.map(\.signature).joined() + ")"
+        case .opaque(let signature): return signature
+        }
+    }
+
+    static let basics: [Character: (swift: String, case: String)] = [
+        "y": ("UInt8", "byte"), "b": ("Bool", "bool"), "n": ("Int16", "int16"), "q": ("UInt16", "uint16"),
+        "i": ("Int32", "int32"), "u": ("UInt32", "uint32"), "x": ("Int64", "int64"), "t": ("UInt64", "uint64"),
+        "d": ("Double", "double"), "s": ("String", "string"), "o": ("String", "objectPath"), "g": ("String", "signature"),
+    ]
+
+    var swift: String {
+        switch self {
+        case .basic(let c): return Self.basics[c]?.swift ?? "DBusValue"
+        case .variant, .opaque: return "DBusValue"
+        case .array(let element): return "[\(element.swift)]"
+        case .dictionary(let key, let value): return "[\(key.swift): \(value.swift)]"
+        case .structure(let fields): return "(" + fields.map(\.swift).joined(separator: ", ") + ")"
+        }
+    }
+
+    /// The suffix of this type's coding functions: the signature with brackets spelled out.
+    var mangled: String {
+        String(signature.map { c -> Character in ["{": "E", "}": "F", "(": "R", ")": "T"][c] ?? c })
+    }
+
+    var encoder: String { "Coding.encode_\(mangled)" }
+    var decoder: String { "Coding.decode_\(mangled)" }
+
+    /// Every type this one is made of, itself last.
+    var closure: [WireType] {
+        switch self {
+        case .array(let element): return element.closure + [self]
+        case .dictionary(let key, let value): return key.closure + value.closure + [self]
+        case .structure(let fields): return fields.flatMap(\.closure) + [self]
+        default: return [self]
+        }
+    }
+
+    func codingFunctions() -> String {
+        let mismatch = "throw typeMismatch(what(), expected: \(quoted(signature)), got: value)"
+        var encode: String
+        var decode: String
+        switch self {
+        case .basic(let c):
+            let name = Self.basics[c]?.case ?? "string"
+            encode = ".\(name)(value)"
+            decode = "guard case .\(name)(let result) = value else { \(mismatch) }\n        return result"
+        case .variant:
+            encode = ".variant(value)"
+            decode = "guard case .variant(let result) = value else { \(mismatch) }\n        return result"
+        case .opaque:
+            encode = "value"
+            decode = "guard value.signature == \(quoted(signature)) else { \(mismatch) }\n        return value"
+        case .array(let element):
+            encode = ".array(element: \(quoted(element.signature)), value.map(\(element.encoder)))"
+            decode =
+                "guard case .array(_, let elements) = value else { \(mismatch) }\n        return try elements.map { try \(element.decoder)($0, what()) }"
+        case .dictionary(let key, let valueType):
+            let sorted = key.isComparable ? ".sorted { $0.key < $1.key }" : ""
+            encode =
+                ".dictionary(key: \(quoted(key.signature)), value: \(quoted(valueType.signature)), value\(sorted).map { .init(\(key.encoder)($0.key), \(valueType.encoder)($0.value)) })"
+            decode = """
+                guard case .dictionary(_, _, let entries) = value else { \(mismatch) }
+                        var result: \(swift) = [:]
+                        for entry in entries { result[try \(key.decoder)(entry.key, what())] = try \(valueType.decoder)(entry.value, what()) }
+                        return result
+                """
+        case .structure(let fields):
+            encode = ".structure([" + fields.enumerated().map { "\($1.encoder)(value.\($0))" }.joined(separator: ", ") + "])"
+            decode =
+                "guard case .structure(let fields) = value, fields.count == \(fields.count) else { \(mismatch) }\n        return ("
+                + fields.enumerated().map { "try \($1.decoder)(fields[\($0)], what())" }.joined(separator: ", ") + ")"
+        }
+        return """
+                static func encode_\(mangled)(_ value: \(swift)) -> DBusValue {
+                    \(encode)
+                }
+
+                static func decode_\(mangled)(_ value: DBusValue, _ what: @autoclosure () -> String) throws -> \(swift) {
+                    \(decode)
+                }
+
+
+            """
+    }
+
+    var isComparable: Bool {
+        if case .basic(let c) = self { return c != "b" }
+        return false
+    }
+}
+
+// MARK: Arguments
+
+struct Parameter {
+    var wireName: String
+    var label: String
+    var type: WireType
+
+    static func list(_ args: [InterfaceDescription.Arg], fallback: String) -> [Parameter] {
+        args.enumerated().map { index, arg in
+            let name = arg.name ?? "\(fallback)\(index)"
+            return Parameter(wireName: name, label: lowerCamel(name), type: WireType(arg.type))
+        }
+    }
+}
+
+/// The Swift type of out-arguments: Void, the one type, or a labelled tuple.
+func resultType(_ outs: [Parameter]) -> String {
+    switch outs.count {
+    case 0: return "Void"
+    case 1: return outs[0].type.swift
+    default: return "(" + outs.map { "\($0.label): \($0.type.swift)" }.joined(separator: ", ") + ")"
+    }
+}
+
+func encodeResult(_ outs: [Parameter], _ value: String) -> String {
+    switch outs.count {
+    case 0: return "[]"
+    case 1: return "[\(outs[0].type.encoder)(\(value))]"
+    default: return "[" + outs.map { "\($0.type.encoder)(\(value).\(identifier($0.label)))" }.joined(separator: ", ") + "]"
+    }
+}
+
+func decodeResult(_ outs: [Parameter], _ values: String, what: String) -> String {
+    switch outs.count {
+    case 0: return "()"
+    case 1: return "try \(outs[0].type.decoder)(\(values)[0], \(quoted(what + " " + outs[0].wireName)))"
+    default:
+        return "("
+            + outs.enumerated().map { "\(identifier($1.label)): try \($1.type.decoder)(\(values)[\($0)], \(quoted(what + " " + $1.wireName)))" }
+            .joined(separator: ", ") + ")"
+    }
+}
+
+func declarations(_ params: [Parameter]) -> String {
+    params.map { "\(identifier($0.label)): \($0.type.swift)" }.joined(separator: ", ")
+}
+
+/// The stored properties of a struct and its memberwise initializer.
+func memberwise(_ fields: [Parameter], docs: [[InterfaceDescription.Annotation]]) -> String {
+    var out = ""
+    for (field, annotations) in zip(fields, docs) {
+        out += doc(annotations, indent: "        ") + "        public var \(identifier(field.label)): \(field.type.swift)\n"
+    }
+    out += "\n        public init(\(declarations(fields))) {\n"
+    for field in fields { out += "            self.\(identifier(field.label)) = \(identifier(field.label))\n" }
+    return out + "        }\n\n"
+}
+
+func encodeArguments(_ params: [Parameter]) -> String {
+    "[" + params.map { "\($0.type.encoder)(\(identifier($0.label)))" }.joined(separator: ", ") + "]"
+}
+
+func passing(_ params: [Parameter]) -> String {
+    params.map { "\(identifier($0.label)): \(identifier($0.label))" }.joined(separator: ", ")
+}
+
+// MARK: One interface
+
+var usedTypes: [String: WireType] = [:]
+@MainActor func use(_ type: WireType) {
+    for part in type.closure { usedTypes[part.mangled] = part }
+}
+
+func swiftName(_ interface: InterfaceDescription) -> String {
+    if let name = interface.annotations.first(where: { $0.name == "org.gtk.GDBus.C.Name" })?.value { return name }
+    return interface.name.split(separator: ".").dropFirst(2).map { upperCamel(String($0)) }.joined()
+}
+
+@MainActor func generate(_ interface: InterfaceDescription, xml: String) -> String {
+    let type = swiftName(interface)
+    let name = interface.name
+    func annotation(_ key: String) -> String? { interface.annotations.first { $0.name == key }?.value }
+    var out = doc(interface.annotations, indent: "")
+    out += "public enum \(type) {\n"
+    out += "    /// The interface's name on the bus.\n    public static let name = \(quoted(name))\n"
+    out += "    /// The declaration, exactly as the XML file gives it.\n    public static let xml = \(literal(xml))\n"
+    out += "    public static let description = InterfaceDescription.declared(xml)\n"
+    if let bus = annotation("org.widgethost.BusName") {
+        out += "    /// The well-known name of the service that serves this interface.\n"
+        out += "    public static let busName = \(quoted(bus))\n"
+    }
+    var pathPrefix: String?
+    if let path = annotation("org.widgethost.ObjectPath") {
+        if path.hasSuffix("{id}") {
+            let prefix = String(path.dropLast(4))
+            pathPrefix = prefix
+            out += """
+                    /// The path of the object with `id`.
+                    public static func objectPath(_ id: String) -> String { \(quoted(prefix)) + id }
+                    /// The id in the path of one of these objects, or nil when `path` is not one.
+                    public static func id(inPath path: String) -> String? {
+                        path.hasPrefix(\(quoted(prefix))) ? String(path.dropFirst(\(prefix.utf8.count))) : nil
+                    }
+
+                """
+        } else {
+            out += "    /// The path this interface is served at.\n    public static let objectPath = \(quoted(path))\n"
+        }
+    }
+    _ = pathPrefix
+
+    // Members
+    func memberEnum(_ kind: String, _ names: [String]) {
+        guard !names.isEmpty else { return }
+        out += "\n    public enum \(kind): String, Sendable, CaseIterable {\n"
+        for member in names { out += "        case \(identifier(lowerCamel(member))) = \(quoted(member))\n" }
+        out += "    }\n"
+    }
+    memberEnum("Method", interface.methods.map(\.name))
+    memberEnum("Signal", interface.signals.map(\.name))
+    memberEnum("Property", interface.properties.map(\.name))
+
+    let readable = interface.properties.filter { $0.access != .write }
+    if interface.properties.contains(where: { $0.access != .read }) {
+        fail("\(name): writable properties are not supported by the generator")
+    }
+
+    // Server protocol
+    out += "\n    /// What serves \(name): one method per D-Bus method, called on the connection's thread.\n"
+    out += "    /// Answer through `reply`, at once or later; never block.\n"
+    out += "    public protocol Server: Sendable {\n"
+    for method in interface.methods {
+        let ins = Parameter.list(method.args.filter { $0.direction == .in }, fallback: "argument")
+        let outs = Parameter.list(method.args.filter { $0.direction == .out }, fallback: "value")
+        if ins.contains(where: { $0.label == "call" || $0.label == "reply" }) {
+            fail("\(name).\(method.name): an argument may not be named 'call' or 'reply'")
+        }
+        (ins + outs).forEach { use($0.type) }
+        out += doc(method.annotations, indent: "        ")
+        let params = ins.isEmpty ? "" : ", " + declarations(ins)
+        out += "        func \(identifier(lowerCamel(method.name)))(_ call: MethodCall\(params), reply: TypedReply<\(resultType(outs))>)\n"
+    }
+    if !readable.isEmpty {
+        out += """
+                    /// The properties of the object at `path`, read for Get, GetAll,
+                    /// GetManagedObjects and PropertiesChanged.
+                    func properties(at path: String) -> Properties
+
+            """
+    }
+    out += """
+            }
+
+            /// The interface as the object server serves it, every member bound to `server`.
+            public static func exported(_ server: some Server) -> ExportedInterface {
+                var exported = ExportedInterface(description)
+
+        """
+    for method in interface.methods {
+        let ins = Parameter.list(method.args.filter { $0.direction == .in }, fallback: "argument")
+        let outs = Parameter.list(method.args.filter { $0.direction == .out }, fallback: "value")
+        let member = identifier(lowerCamel(method.name))
+        out += "        exported.method(Method.\(member).rawValue, .deferred { call, reply in\n"
+        out += "            let typed = TypedReply<\(resultType(outs))>(reply) { \(outs.count == 0 ? "_ in " : "")\(encodeResult(outs, "$0")) }\n"
+        if ins.isEmpty {
+            out += "            server.\(member)(call, reply: typed)\n"
+        } else {
+            out += "            let arguments = call.arguments\n            do {\n"
+            for (index, param) in ins.enumerated() {
+                out += "                let a\(index) = try \(param.type.decoder)(arguments[\(index)], \(quoted(param.wireName)))\n"
+            }
+            let args = ins.enumerated().map { "\(identifier($1.label)): a\($0)" }.joined(separator: ", ")
+            out += "                server.\(member)(call, \(args), reply: typed)\n"
+            out += "            } catch {\n                reply.fail(error)\n            }\n"
+        }
+        out += "        })\n"
+    }
+    for property in readable {
+        out += "        exported.property(\n"
+        out += "            Property.\(identifier(lowerCamel(property.name))).rawValue,\n"
+        out += "            PropertyHandler(getAt: { server.properties(at: $0).value(of: .\(identifier(lowerCamel(property.name)))) }))\n"
+    }
+    if !readable.isEmpty { out += "        exported.readAll { server.properties(at: $0).values }\n" }
+    out += "        return exported\n    }\n"
+
+    // Properties
+    if !readable.isEmpty {
+        let props = readable.map { Parameter(wireName: $0.name, label: lowerCamel($0.name), type: WireType($0.type)) }
+        props.forEach { use($0.type) }
+        out += "\n    /// The properties of one object, as Swift values.\n"
+        out += "    public struct Properties: Sendable {\n"
+        out += memberwise(props, docs: readable.map(\.annotations))
+        out += "        /// Reads the answer of GetAll (variants unwrapped); a property missing or of another type is an error.\n"
+        out += "        public init(_ values: [String: DBusValue]) throws {\n"
+        for p in props {
+            out += "            \(identifier(p.label)) = try \(p.type.decoder)(Coding.property(values, \(quoted(p.wireName))), \(quoted(name + "." + p.wireName)))\n"
+        }
+        out += "        }\n\n"
+        out += "        /// Every property's value, in declared order.\n"
+        out += "        public var values: [DBusValue] { [" + props.map { "\($0.type.encoder)(\(identifier($0.label)))" }.joined(separator: ", ") + "] }\n\n"
+        out += "        public func value(of property: Property) -> DBusValue {\n            switch property {\n"
+        for p in props { out += "            case .\(identifier(p.label)): return \(p.type.encoder)(\(identifier(p.label)))\n" }
+        out += "            }\n        }\n    }\n"
+        out += """
+
+                /// Emits `PropertiesChanged` for `properties` of the object at `path`.
+                public static func emitPropertiesChanged(on connection: Connection, path: String, _ properties: [Property]) throws {
+                    try connection.emitPropertiesChanged(path: path, interface: name, properties: properties.map(\\.rawValue))
+                }
+
+            """
+    }
+
+    // Signals
+    for signal in interface.signals {
+        let fields = Parameter.list(signal.args, fallback: "argument")
+        fields.forEach { use($0.type) }
+        let typeName = upperCamel(signal.name)
+        if interface.methods.contains(where: { upperCamel($0.name) == typeName }) || typeName == "Proxy" || typeName == "Properties" {
+            fail("\(name).\(signal.name): a signal's name may not be that of a method or Proxy/Properties")
+        }
+        out += "\n" + doc(signal.annotations, indent: "    ")
+        out += "    public struct \(typeName): Sendable {\n"
+        out += memberwise(fields, docs: signal.args.map(\.annotations))
+        out += "        /// The signal `message` carries, or nil when it is another message or its arguments do not match.\n"
+        out += "        public init?(_ message: Message) {\n"
+        out += "            guard message.interface == \(type).name, message.member == Signal.\(identifier(lowerCamel(signal.name))).rawValue else { return nil }\n"
+        out += "            let arguments = message.arguments()\n"
+        out += "            guard DBusValue.values(arguments, haveSignature: \(quoted(signal.signature))) else { return nil }\n"
+        for (index, f) in fields.enumerated() {
+            out += "            guard let a\(index) = try? \(f.type.decoder)(arguments[\(index)], \(quoted(f.wireName))) else { return nil }\n"
+        }
+        out += "            self.init(" + fields.enumerated().map { "\(identifier($1.label)): a\($0)" }.joined(separator: ", ") + ")\n"
+        out += "        }\n\n"
+        let member = "Signal.\(identifier(lowerCamel(signal.name))).rawValue"
+        let encoded = fields.map { "\($0.type.encoder)(self.\(identifier($0.label)))" }.joined(separator: ", ")
+        out += """
+                    public var arguments: [DBusValue] { [\(encoded)] }
+
+                    /// Emits the signal from the object at `path`.
+                    public func emit(on connection: Connection, path: String) throws {
+                        try connection.emit(path: path, interface: \(type).name, member: \(member), arguments: arguments)
+                    }
+
+                    /// The match rule for this signal.
+                    public static func rule(sender: String? = nil, path: String? = nil, pathNamespace: String? = nil) -> MatchRule {
+                        MatchRule(sender: sender, interface: \(type).name, member: \(member), path: path, pathNamespace: pathNamespace)
+                    }
+                }
+
+            """
+    }
+
+    // Proxy
+    let defaultDestination = annotation("org.widgethost.BusName").map { _ in " = busName" } ?? ""
+    let fixedPath = annotation("org.widgethost.ObjectPath").flatMap { $0.hasSuffix("{id}") ? nil : $0 }
+    out += """
+
+            /// A client of \(name) on one object.
+            public struct Proxy: Sendable {
+                public let connection: Connection
+                public let destination: String
+                public let path: String
+                /// How long a call waits for its answer; nil is the binding's default.
+                public var timeout: Duration?
+
+                public init(_ connection: Connection, destination: String\(defaultDestination), path: String\(fixedPath != nil ? " = objectPath" : ""), timeout: Duration? = nil) {
+                    self.connection = connection
+                    self.destination = destination
+                    self.path = path
+                    self.timeout = timeout
+                }
+
+        """
+    for method in interface.methods {
+        let ins = Parameter.list(method.args.filter { $0.direction == .in }, fallback: "argument")
+        let outs = Parameter.list(method.args.filter { $0.direction == .out }, fallback: "value")
+        let member = lowerCamel(method.name)
+        let result = resultType(outs)
+        let what = "the reply of \(name).\(method.name):"
+        out += """
+
+                    /// The call of \(method.name), to send as it is.
+                    public func \(member)Message(\(declarations(ins))) throws -> Message {
+                        try Message.methodCall(
+                            destination: destination, path: path, interface: \(type).name, member: Method.\(identifier(member)).rawValue,
+                            arguments: \(encodeArguments(ins)))
+                    }
+
+                    /// The typed answer in a reply to \(method.name).
+                    public static func \(member)Result(_ reply: Message) throws -> \(result) {
+                        let values = reply.arguments()
+                        guard DBusValue.values(values, haveSignature: \(quoted(method.outSignature))) else {
+                            throw typeMismatch(\(quoted(what)), expected: \(quoted(method.outSignature)), got: .structure(values))
+                        }
+                        return \(decodeResult(outs, "values", what: what))
+                    }
+
+            """
+        out += doc(method.annotations, indent: "        ")
+        out += """
+                    public nonisolated(nonsending) func \(identifier(member))(\(declarations(ins))) async throws -> \(result) {
+                        try Self.\(member)Result(await connection.call(\(member)Message(\(passing(ins))), timeout: timeout))
+                    }
+
+                    /// \(method.name) for code on the connection's thread: `completion` runs there with the answer.
+                    public func \(identifier(member))(\(declarations(ins))\(ins.isEmpty ? "" : ", ")completion: @escaping @Sendable (Result<\(result), any Error>) -> Void) {
+                        let message: Message
+                        do { message = try \(member)Message(\(passing(ins))) } catch { return completion(.failure(error)) }
+                        connection.send(message, timeout: timeout) { result in
+                            completion(result.flatMap { reply in Result { try Self.\(member)Result(reply) } })
+                        }
+                    }
+
+            """
+    }
+    if !readable.isEmpty {
+        out += """
+
+                    /// Every property of the object (GetAll).
+                    public nonisolated(nonsending) func properties() async throws -> Properties {
+                        try Properties(await connection.allProperties(destination: destination, path: path, interface: \(type).name, timeout: timeout))
+                    }
+
+            """
+    }
+    out += "    }\n}\n\n"
+    return out
+}
+
+// MARK: The file
+
+var body = ""
+var names: [String] = []
+var seen: Set<String> = []
+for path in paths {
+    let url = URL(fileURLWithPath: path)
+    guard let xml = try? String(contentsOf: url, encoding: .utf8) else { fail("cannot read \(path)") }
+    let parsed: [InterfaceDescription]
+    do { parsed = try InterfaceDescription.parse(xml: xml) } catch { fail("\(path): \(error)") }
+    let fileName = url.deletingPathExtension().lastPathComponent
+    guard parsed.count == 1, parsed[0].name == fileName else {
+        fail("\(path) must declare exactly one interface, named \(fileName) like the file")
+    }
+    let type = swiftName(parsed[0])
+    guard seen.insert(type).inserted else { fail("two interfaces are both named \(type) in Swift") }
+    names.append(type)
+    body += generate(parsed[0], xml: xml)
+}
+
+var swift = """
+    // Generated by dbus-codegen from the interface files (dbus/*.xml and the
+    // peers' interfaces the host calls). Do not edit: change the XML instead.
+    // What is generated and how to use it: docs/interfaces.md.
+
+    import DBus
+
+    /// Every interface generated here.
+    public enum DeclaredInterfaces {
+        public static let all: [InterfaceDescription] = [\(names.map { "\($0).description" }.joined(separator: ", "))]
+    }
+
+
+    """
+swift += body
+swift += """
+    /// The coding of each D-Bus type the interfaces use.
+    enum Coding {
+        static func property(_ values: [String: DBusValue], _ name: String) throws -> DBusValue {
+            guard let value = values[name] else { throw DBusError.invalidArgs("the property \\(name) is missing") }
+            return value
+        }
+
+
+    """
+for key in usedTypes.keys.sorted() { swift += usedTypes[key]!.codingFunctions() }
+swift += "}\n"
+
+let data = Data(swift.utf8)
+if (try? Data(contentsOf: URL(fileURLWithPath: output))) != data {
+    do { try data.write(to: URL(fileURLWithPath: output), options: .atomic) } catch { fail("cannot write \(output): \(error)") }
+}
