@@ -114,6 +114,9 @@ let package = Package(
             name: "widget-host",
             dependencies: [
                 "DBus",
+                "WidgetHostCore",
+                "WidgetHostInterfaces",
+                "WidgetHostKit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict

@@ -1,6 +1,7 @@
 import ArgumentParser
 import DBus
 import Foundation
+import WidgetHostInterfaces
 
 struct Reload: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -17,7 +18,7 @@ struct Reload: AsyncParsableCommand {
     func run() async throws {
         let connection = try await bus.connect()
         defer { connection.close() }
-        let rows = try await Host.objects(connection, "org.widgethost.Host1.Widget").values
+        let rows = try await Host.objects(connection, Host1Widget.name).values
             .filter { $0["AppId"]?.stringValue == app && (kind == nil || $0["Kind"]?.stringValue == kind) }
             .sorted { placementOrder($0["Id"]?.stringValue ?? "", $1["Id"]?.stringValue ?? "") }
         if rows.isEmpty {
@@ -25,9 +26,9 @@ struct Reload: AsyncParsableCommand {
         }
         for row in rows {
             let id = row["Id"]?.stringValue ?? ""
-            let reply = try await Host.call(connection, path: Host.widgetPath(id), "org.widgethost.Host1.Widget", "Reload")
-            let state = reply.first?.stringValue ?? "?"
-            let at = reply.count > 1 ? reply[1].integerValue ?? 0 : 0
+            let (state, at) = try await Host.calling(Host1Widget.Method.reload.rawValue) {
+                try await Host1Widget.Proxy(connection, path: Host.widgetPath(id)).reload()
+            }
             print("\(id) \(state)\(at > 0 ? " until \(formatMs(at))" : "")")
         }
     }
@@ -46,13 +47,9 @@ struct Options: AsyncParsableCommand {
     func run() async throws {
         let connection = try await bus.connect()
         defer { connection.close() }
-        let reply = try await Host.call(
-            connection, "org.widgethost.Host1.Widgets", "GetConfigurationOptions",
-            [.string(app), .string(kind), .string(parameter), .vardict([:])])
-        let choices: [[String]] = (reply.first?.arrayElements ?? []).compactMap {
-            guard case .structure(let fields) = $0 else { return nil }
-            return fields.map { $0.stringValue ?? "" }
-        }
+        let choices = try await Host.calling(Host1Widgets.Method.getConfigurationOptions.rawValue) {
+            try await Host1Widgets.Proxy(connection).getConfigurationOptions(appID: app, kind: kind, parameter: parameter, configuration: [:])
+        }.map { [$0.0, $0.1] }
         if json {
             try printJSON(choices.map { ["identifier": $0[0], "display": $0[1]] })
         } else if choices.isEmpty {
@@ -74,8 +71,9 @@ struct Timeline: AsyncParsableCommand {
     func run() async throws {
         let connection = try await bus.connect()
         defer { connection.close() }
-        let reply = try await Host.call(connection, path: Host.widgetPath(widget), "org.widgethost.Host1.Widget", "DescribeTimeline")
-        let info = (reply.first?.stringKeyedEntries ?? [:]).mapValues(\.unwrapped)
+        let info = try await Host.calling(Host1Widget.Method.describeTimeline.rawValue) {
+            try await Host1Widget.Proxy(connection, path: Host.widgetPath(widget)).describeTimeline()
+        }
         if json { return try printJSON(info.mapValues(jsonObject)) }
         guard info["tracked"]?.boolValue == true else {
             print("\(widget): no timeline — its app names no provider, so its content comes only from SetContent.")

@@ -1,12 +1,16 @@
 import ArgumentParser
 import DBus
 import Foundation
+import WidgetHostCore
+import WidgetHostInterfaces
+import WidgetHostKit
 
 @main
 struct WidgetHost: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "widget-host",
         abstract: "Talk to the WidgetHost service (org.widgethost.Host1).",
+        version: WidgetHostVersion.current,
         subcommands: [
             Apps.self, Widgets.self, Tap.self, Activities.self, TapActivity.self, Reload.self, Options.self, Timeline.self, Lint.self,
             Monitor.self,
@@ -41,34 +45,27 @@ func describe(_ error: any Error) -> String {
 }
 
 enum Host {
-    static let name = "org.widgethost.Host1"
-    static let path = "/org/widgethost/Host1"
-
     /// The properties of every object serving `interface`, by path (plus "Path"), from GetManagedObjects.
     static func objects(_ connection: Connection, _ interface: String) async throws -> [String: [String: DBusValue]] {
-        let reply = try await call(connection, "org.freedesktop.DBus.ObjectManager", "GetManagedObjects")
-        var byPath: [String: [String: DBusValue]] = [:]
-        for entry in reply.first?.stringKeyedEntries ?? [:] {
-            if let properties = entry.value.stringKeyedEntries?[interface]?.stringKeyedEntries {
-                byPath[entry.key] = properties.mapValues(\.unwrapped).merging(["Path": .objectPath(entry.key)]) { a, _ in a }
-            }
+        let objects = try await calling("GetManagedObjects") {
+            try await connection.managedObjects(destination: Host1Apps.busName, path: Host1Apps.objectPath)
         }
-        return byPath
+        return objects.compactMapValues { $0[interface] }.reduce(into: [:]) { byPath, entry in
+            byPath[entry.key] = entry.value.merging(["Path": .objectPath(entry.key)]) { a, _ in a }
+        }
     }
 
-    /// Calls a host method, turning "no host" into a clear error.
-    static func call(
-        _ connection: Connection, path: String = Host.path, _ interface: String, _ member: String, _ args: [DBusValue] = []
-    ) async throws -> [DBusValue] {
+    /// Makes a call to the host, turning "no host" into a clear error.
+    static func calling<T>(_ member: String, _ call: () async throws -> T) async throws -> T {
         do {
-            return try await connection.call(destination: name, path: path, interface: interface, member: member, args)
+            return try await call()
         } catch let error as DBusError
             where error.name == DBusError.serviceUnknownName || error.name == DBusError.nameHasNoOwnerName
             || error.name == "org.freedesktop.DBus.Error.Spawn.ChildExited"
             || error.name == "org.freedesktop.DBus.Error.Spawn.ExecFailed"
         {
             throw CLIError(
-                "no WidgetHost service on this bus: \(name) is not running and could not be started (\(error.message)). "
+                "no WidgetHost service on this bus: \(Host1Apps.busName) is not running and could not be started (\(error.message)). "
                     + "Start it with `widget-hostd`, or install packaging/org.widgethost.Host1.service for D-Bus activation.")
         } catch let error as DBusError {
             throw CLIError("\(member) failed: \(error.name): \(error.message)")
@@ -77,7 +74,7 @@ enum Host {
 
     /// A widget's object path from its id or path.
     static func widgetPath(_ widget: String) -> String {
-        widget.hasPrefix("/") ? widget : "\(path)/widgets/\(widget)"
+        widget.hasPrefix("/") ? widget : Host1Widget.objectPath(widget)
     }
 }
 
@@ -129,11 +126,7 @@ struct Apps: AsyncParsableCommand {
     func run() async throws {
         let connection = try await bus.connect()
         defer { connection.close() }
-        let reply = try await Host.call(connection, "org.widgethost.Host1.Apps", "ListApps")
-        let apps: [(String, [String: DBusValue])] = (reply.first?.arrayElements ?? []).compactMap { entry in
-            guard case .structure(let fields) = entry, fields.count == 2, let id = fields[0].stringValue else { return nil }
-            return (id, fields[1].stringKeyedEntries ?? [:])
-        }
+        let apps = try await Host.calling(Host1Apps.Method.listApps.rawValue) { try await Host1Apps.Proxy(connection).listApps() }
         if json {
             try printJSON(apps.map { id, details in ["app_id": id].merging(details.mapValues(jsonObject)) { a, _ in a } })
             return
@@ -187,7 +180,7 @@ struct Widgets: AsyncParsableCommand {
     func run() async throws {
         let connection = try await bus.connect()
         defer { connection.close() }
-        let objects = try await Host.objects(connection, "org.widgethost.Host1.Widget")
+        let objects = try await Host.objects(connection, Host1Widget.name)
         let rows = objects.keys.sorted(by: placementOrder).map { objects[$0]! }
         if json {
             try printJSON(rows.map { $0.mapValues(jsonObject) })
@@ -218,10 +211,8 @@ struct Activities: AsyncParsableCommand {
     func run() async throws {
         let connection = try await bus.connect()
         defer { connection.close() }
-        let byPath = try await Host.objects(connection, "org.widgethost.Host1.LiveActivity")
-        let order = try await Host.call(
-            connection, "org.freedesktop.DBus.Properties", "Get", [.string("org.widgethost.Host1.LiveActivities"), .string("Order")])
-        let paths = order.first?.unwrapped.arrayElements?.compactMap(\.stringValue) ?? []
+        let byPath = try await Host.objects(connection, Host1LiveActivity.name)
+        let paths = try await Host.calling("GetAll") { try await Host1LiveActivities.Proxy(connection).properties().order }
         let rows = paths.compactMap { byPath[$0] }
         if json {
             try printJSON(rows.map { $0.mapValues(jsonObject) })
@@ -254,38 +245,41 @@ struct TapActivity: AsyncParsableCommand {
 
     @OptionGroup var bus: BusOptions
     @Argument(help: "The activity: its id (a1) or object path.") var activity: String
-    @Argument(help: "lockScreen, compactLeading, compactTrailing, minimal or expanded.") var presentation: String
+    @Argument(help: "lockScreen, compactLeading, compactTrailing, minimal or expanded.") var presentation: ActivityPresentation
     @Argument(help: "The id of the tapped element; empty for the background.") var element: String = ""
     @OptionGroup var tap: TapArguments
 
     func run() async throws {
-        let path = activity.hasPrefix("/") ? activity : "\(Host.path)/activities/\(activity)"
-        try await tap.run(bus, path: path, interface: "org.widgethost.Host1.LiveActivity", [.string(presentation), .string(element)])
+        let path = activity.hasPrefix("/") ? activity : Host1LiveActivity.objectPath(activity)
+        try await tap.run(bus) { connection, options, dryRun in
+            let activity = Host1LiveActivity.Proxy(connection, path: path)
+            return dryRun
+                ? try await activity.resolve(presentation: presentation.rawValue, elementID: element, options: options)
+                : try await activity.tap(presentation: presentation.rawValue, elementID: element, options: options)
+        }
     }
 }
 
 /// What tap and tap-activity share: the tap's options and how it is made and printed.
 struct TapArguments: ParsableArguments {
-    @Option(help: "desktop, lock-screen, car or watch.") var surface: String?
+    @Option(help: "desktop, lock-screen, car or watch.") var surface: Surface?
     @Option(help: "The activation token the renderer got from the compositor.") var token: String?
     @Flag(help: "Resolve only: deliver nothing.") var dryRun = false
 
-    /// Calls Tap (or Resolve) with `arguments` plus the options; prints the outcome and details.
-    func run(_ bus: BusOptions, path: String, interface: String, _ arguments: [DBusValue]) async throws {
+    /// Makes the tap (`tap` gets the options and whether to resolve only);
+    /// prints the outcome and details.
+    func run(
+        _ bus: BusOptions,
+        _ tap: (Connection, [String: DBusValue], Bool) async throws -> (outcome: String, details: [String: DBusValue])
+    ) async throws {
         var options: [String: DBusValue] = [:]
-        if let surface { options["surface"] = .string(surface) }
+        if let surface { options["surface"] = .string(surface.rawValue) }
         if let token { options["activation_token"] = .string(token) }
-        let member = dryRun ? "Resolve" : "Tap"
         let connection = try await bus.connect()
         defer { connection.close() }
-        let reply: [DBusValue]
-        do {
-            reply = try await connection.call(
-                destination: Host.name, path: path, interface: interface, member: member, arguments + [.vardict(options)])
-        } catch let error as DBusError {
-            throw CLIError("\(member) failed: \(error.name): \(error.message)")
-        }
-        print("\(reply[0].stringValue ?? "?") \(describeDetails(reply[1].stringKeyedEntries ?? [:]))")
+        let member = dryRun ? Host1Widget.Method.resolve.rawValue : Host1Widget.Method.tap.rawValue
+        let reply = try await Host.calling(member) { try await tap(connection, options, dryRun) }
+        print("\(reply.outcome) \(describeDetails(reply.details))")
     }
 }
 
@@ -299,7 +293,12 @@ struct Tap: AsyncParsableCommand {
     @OptionGroup var tap: TapArguments
 
     func run() async throws {
-        try await tap.run(bus, path: Host.widgetPath(widget), interface: "org.widgethost.Host1.Widget", [.string(element)])
+        try await tap.run(bus) { connection, options, dryRun in
+            let widget = Host1Widget.Proxy(connection, path: Host.widgetPath(widget))
+            return dryRun
+                ? try await widget.resolve(elementID: element, options: options)
+                : try await widget.tap(elementID: element, options: options)
+        }
     }
 }
 
@@ -308,7 +307,7 @@ struct Lint: AsyncParsableCommand {
 
     @OptionGroup var bus: BusOptions
     @Argument(help: "The content JSON file ('-' for standard input).") var file: String
-    @Option(help: "The widget family, e.g. systemSmall.") var family: String
+    @Option(help: "The widget family, e.g. systemSmall.") var family: WidgetFamily
     @Option(help: "Also check URL schemes against those this app declares.") var app: String?
 
     func run() async throws {
@@ -316,20 +315,22 @@ struct Lint: AsyncParsableCommand {
         let connection = try await bus.connect()
         defer { connection.close() }
         let content = String(decoding: data, as: UTF8.self)
-        let reply =
+        let widgets = Host1Widgets.Proxy(connection)
+        let findings =
             if let app {
-                try await Host.call(connection, "org.widgethost.Host1.Widgets", "LintAppContent", [.string(app), .string(family), .string(content)])
+                try await Host.calling(Host1Widgets.Method.lintAppContent.rawValue) {
+                    try await widgets.lintAppContent(appID: app, family: family.rawValue, contentJSON: content)
+                }
             } else {
-                try await Host.call(connection, "org.widgethost.Host1.Widgets", "LintContent", [.string(family), .string(content)])
+                try await Host.calling(Host1Widgets.Method.lintContent.rawValue) {
+                    try await widgets.lintContent(family: family.rawValue, contentJSON: content)
+                }
             }
-        let findings = reply.first?.arrayElements ?? []
         if findings.isEmpty { print("\(file): no findings") }
         var errors = 0
-        for finding in findings {
-            guard case .structure(let f) = finding, f.count == 3 else { continue }
-            let severity = f[0].stringValue ?? ""
+        for (severity, code, message) in findings {
             if severity == "error" { errors += 1 }
-            print("\(file): \(severity): \(f[1].stringValue ?? ""): \(f[2].stringValue ?? "")")
+            print("\(file): \(severity): \(code): \(message)")
         }
         if errors > 0 { throw ExitCode(1) }
     }
@@ -344,14 +345,15 @@ struct Monitor: AsyncParsableCommand {
     func run() async throws {
         let connection = try await bus.connect()
         defer { connection.close() }
-        let taps = try await connection.signals(
-            MatchRule(sender: Host.name, interface: "org.widgethost.Host1.Widgets", member: "Tapped", path: Host.path))
+        let taps = try await connection.signals(Host1Widgets.Tapped.rule(sender: Host1Apps.busName, path: Host1Widgets.objectPath))
         for await message in taps {
-            let args = message.arguments()
-            guard args.count == 3 else { continue }
-            print("\(args[0].stringValue ?? "?") \(args[1].stringValue ?? "?") \(describeDetails(args[2].stringKeyedEntries ?? [:]))")
+            guard let tap = Host1Widgets.Tapped(message) else { continue }
+            print("\(tap.target) \(tap.outcome) \(describeDetails(tap.details))")
             fflush(nil)
         }
     }
 }
 
+extension Surface: ExpressibleByArgument {}
+extension WidgetFamily: ExpressibleByArgument {}
+extension ActivityPresentation: ExpressibleByArgument {}

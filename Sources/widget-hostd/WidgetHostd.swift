@@ -16,7 +16,8 @@ struct WidgetHostd: AsyncParsableCommand {
             Serves org.widgethost.Host1 on the session bus (DBUS_SESSION_BUS_ADDRESS), or on the bus that \
             started it when started by D-Bus activation. SIGTERM and SIGINT stop it gracefully; losing the \
             bus makes it exit with status 1.
-            """)
+            """,
+        version: WidgetHostVersion.current)
 
     @Option(name: .customLong("address"), help: "Connect to this D-Bus address instead of the session bus.")
     var address: String?
