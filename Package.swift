@@ -150,7 +150,7 @@ let package = Package(
         .testTarget(
             name: "WidgetHostServiceTests",
             dependencies: [
-                "DBus", "PrivateBus", "WidgetHostService", "WidgetHostKit", "widget-hostd", "widget-host", "tap-me-swift",
+                "DBus", "PrivateBus", "WidgetHostService", "WidgetHostInterfaces", "WidgetHostKit", "widget-hostd", "widget-host", "tap-me-swift",
                 "emoji-rangers-swift", "widget-renderer",
             ],
             swiftSettings: strict

@@ -195,6 +195,10 @@ public enum StandardInterfaces {
     public static let properties = "org.freedesktop.DBus.Properties"
     public static let peer = "org.freedesktop.DBus.Peer"
     public static let objectManager = "org.freedesktop.DBus.ObjectManager"
+    /// `Properties.GetAll`.
+    public static let getAll = "GetAll"
+    /// `ObjectManager.GetManagedObjects`.
+    public static let getManagedObjects = "GetManagedObjects"
 
     static let xml = """
         <node>

@@ -56,7 +56,7 @@ extension Connection {
         destination: String, path: String, interface: String, timeout: Duration? = nil
     ) async throws -> [String: DBusValue] {
         let reply = try await call(
-            destination: destination, path: path, interface: StandardInterfaces.properties, member: "GetAll", [.string(interface)],
+            destination: destination, path: path, interface: StandardInterfaces.properties, member: StandardInterfaces.getAll, [.string(interface)],
             timeout: timeout)
         guard reply.count == 1, let entries = reply[0].stringKeyedEntries else {
             throw typeMismatch("the reply of GetAll", expected: "a{sv}", got: .structure(reply))
@@ -70,7 +70,7 @@ extension Connection {
         destination: String, path: String, timeout: Duration? = nil
     ) async throws -> [String: [String: [String: DBusValue]]] {
         let reply = try await call(
-            destination: destination, path: path, interface: StandardInterfaces.objectManager, member: "GetManagedObjects",
+            destination: destination, path: path, interface: StandardInterfaces.objectManager, member: StandardInterfaces.getManagedObjects,
             timeout: timeout)
         guard reply.count == 1, let objects = reply[0].stringKeyedEntries else {
             throw typeMismatch("the reply of GetManagedObjects", expected: "a{oa{sa{sv}}}", got: .structure(reply))

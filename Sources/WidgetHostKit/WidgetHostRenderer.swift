@@ -47,7 +47,7 @@ public final class WidgetHostRenderer: Sendable {
                 for await message in signals {
                     switch StandardSignal(message) {
                     case .interfacesAdded(let path, let interfaces)?:
-                        if let change = MirroredObject(path: path, properties: Self.merge(interfaces)).added { continuation.yield(change) }
+                        if let change = MirroredObject(path: path, interfaces: interfaces).added { continuation.yield(change) }
                     case .interfacesRemoved(let path, _)?:
                         if let id = Host1Widget.id(inPath: path) {
                             continuation.yield(.widgetRemoved(id))
@@ -59,7 +59,9 @@ public final class WidgetHostRenderer: Sendable {
                             let properties = try? await connection.allProperties(
                                 destination: Host1Apps.busName, path: path, interface: interface)
                         else { continue }
-                        if let change = MirroredObject(path: path, properties: properties).updated { continuation.yield(change) }
+                        if let change = MirroredObject(path: path, interfaces: [interface: properties]).updated {
+                            continuation.yield(change)
+                        }
                     case nil:
                         continue
                     }
@@ -72,13 +74,8 @@ public final class WidgetHostRenderer: Sendable {
 
     private func objects() async throws -> [MirroredObject] {
         try await connection.managedObjects(destination: Host1Apps.busName, path: Host1Apps.objectPath).map {
-            MirroredObject(path: $0.key, properties: Self.merge($0.value))
+            MirroredObject(path: $0.key, interfaces: $0.value)
         }
-    }
-
-    /// Every property of every interface.
-    static func merge(_ interfaces: [String: [String: DBusValue]]) -> [String: DBusValue] {
-        interfaces.values.reduce(into: [:]) { merged, properties in merged.merge(properties) { _, new in new } }
     }
 
     // MARK: Acting
@@ -90,7 +87,7 @@ public final class WidgetHostRenderer: Sendable {
         let path = try await Host1Widgets.Proxy(connection).addWidget(
             appID: appID, kind: kind, family: family.rawValue, configuration: configuration.mapValues(\.dbusValue))
         let all = try await connection.allProperties(destination: Host1Apps.busName, path: path, interface: Host1Widget.name)
-        guard let widget = MirroredObject(path: path, properties: all).widget else {
+        guard let widget = MirroredObject(path: path, interfaces: [Host1Widget.name: all]).widget else {
             throw DBusError.failed("the host placed \(path) but it has no widget properties")
         }
         return widget
@@ -169,24 +166,21 @@ public enum RendererChange: Sendable, Equatable {
 /// One object of GetManagedObjects, read as a widget or an activity.
 struct MirroredObject {
     var path: String
-    var properties: [String: DBusValue]
+    /// Its properties by interface.
+    var interfaces: [String: [String: DBusValue]]
 
     var widget: RenderedWidget? {
-        guard path.contains("/widgets/"), let id = properties["Id"]?.stringValue else { return nil }
+        guard let values = interfaces[Host1Widget.name], let p = try? Host1Widget.Properties(values) else { return nil }
         return RenderedWidget(
-            id: id, path: path, appID: properties["AppId"]?.stringValue ?? "", kind: properties["Kind"]?.stringValue ?? "",
-            family: WidgetFamily(rawValue: properties["Family"]?.stringValue ?? ""),
-            configuration: properties["Configuration"].map(OptionValue.dictionary) ?? [:],
-            contentJSON: properties["Content"]?.stringValue ?? "")
+            id: p.id, path: path, appID: p.appID, kind: p.kind, family: WidgetFamily(rawValue: p.family),
+            configuration: OptionValue.dictionary(p.configuration), contentJSON: p.content)
     }
 
     var activity: RenderedActivity? {
-        guard path.contains("/activities/"), let id = properties["Id"]?.stringValue else { return nil }
-        var relevance = 0.0
-        if case .double(let d)? = properties["Relevance"] { relevance = d }
+        guard let values = interfaces[Host1LiveActivity.name], let p = try? Host1LiveActivity.Properties(values) else { return nil }
         return RenderedActivity(
-            id: id, path: path, appID: properties["AppId"]?.stringValue ?? "", attributesType: properties["AttributesType"]?.stringValue ?? "",
-            state: properties["State"]?.stringValue ?? "", contentJSON: properties["Content"]?.stringValue ?? "", relevance: relevance)
+            id: p.id, path: path, appID: p.appID, attributesType: p.attributesType, state: p.state, contentJSON: p.content,
+            relevance: p.relevance)
     }
 
     var added: RendererChange? { widget.map(RendererChange.widgetAdded) ?? activity.map(RendererChange.activityAdded) }

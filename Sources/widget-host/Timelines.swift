@@ -18,14 +18,14 @@ struct Reload: AsyncParsableCommand {
     func run() async throws {
         let connection = try await bus.connect()
         defer { connection.close() }
-        let rows = try await Host.objects(connection, Host1Widget.name).values
-            .filter { $0["AppId"]?.stringValue == app && (kind == nil || $0["Kind"]?.stringValue == kind) }
-            .sorted { placementOrder($0["Id"]?.stringValue ?? "", $1["Id"]?.stringValue ?? "") }
+        let rows = try await Host.objects(connection, Host1Widget.name).values.compactMap { try? Host1Widget.Properties($0) }
+            .filter { $0.appID == app && (kind == nil || $0.kind == kind) }
+            .sorted { placementOrder($0.id, $1.id) }
         if rows.isEmpty {
             throw CLIError("\(app) has no placed widgets\(kind.map { " of kind \($0)" } ?? "")")
         }
         for row in rows {
-            let id = row["Id"]?.stringValue ?? ""
+            let id = row.id
             let (state, at) = try await Host.calling(Host1Widget.Method.reload.rawValue) {
                 try await Host1Widget.Proxy(connection, path: Host.widgetPath(id)).reload()
             }

@@ -47,7 +47,7 @@ func describe(_ error: any Error) -> String {
 enum Host {
     /// The properties of every object serving `interface`, by path (plus "Path"), from GetManagedObjects.
     static func objects(_ connection: Connection, _ interface: String) async throws -> [String: [String: DBusValue]] {
-        let objects = try await calling("GetManagedObjects") {
+        let objects = try await calling(StandardInterfaces.getManagedObjects) {
             try await connection.managedObjects(destination: Host1Apps.busName, path: Host1Apps.objectPath)
         }
         return objects.compactMapValues { $0[interface] }.reduce(into: [:]) { byPath, entry in
@@ -192,11 +192,10 @@ struct Widgets: AsyncParsableCommand {
         }
         printTable(
             ["ID", "APP", "KIND", "FAMILY", "CONTENT"],
-            rows.map { row in
-                let content = row["Content"]?.stringValue ?? ""
-                return [
-                    row["Id"]?.stringValue ?? "", row["AppId"]?.stringValue ?? "", row["Kind"]?.stringValue ?? "",
-                    row["Family"]?.stringValue ?? "", content.isEmpty ? "-" : "\(content.utf8.count) bytes",
+            rows.compactMap { try? Host1Widget.Properties($0) }.map { widget in
+                [
+                    widget.id, widget.appID, widget.kind, widget.family,
+                    widget.content.isEmpty ? "-" : "\(widget.content.utf8.count) bytes",
                 ]
             })
     }
@@ -212,7 +211,7 @@ struct Activities: AsyncParsableCommand {
         let connection = try await bus.connect()
         defer { connection.close() }
         let byPath = try await Host.objects(connection, Host1LiveActivity.name)
-        let paths = try await Host.calling("GetAll") { try await Host1LiveActivities.Proxy(connection).properties().order }
+        let paths = try await Host.calling(StandardInterfaces.getAll) { try await Host1LiveActivities.Proxy(connection).properties().order }
         let rows = paths.compactMap { byPath[$0] }
         if json {
             try printJSON(rows.map { $0.mapValues(jsonObject) })
@@ -222,17 +221,15 @@ struct Activities: AsyncParsableCommand {
             print("No Live Activities.")
             return
         }
-        func date(_ value: DBusValue?) -> String {
-            guard let seconds = value?.integerValue, seconds > 0 else { return "-" }
-            return ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: TimeInterval(seconds)))
+        func date(_ seconds: Int64) -> String {
+            seconds > 0 ? ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: TimeInterval(seconds))) : "-"
         }
         printTable(
             ["ID", "APP", "TYPE", "STATE", "RELEVANCE", "STALE", "DISMISSAL"],
-            rows.map { row in
+            rows.compactMap { try? Host1LiveActivity.Properties($0) }.map { activity in
                 [
-                    row["Id"]?.stringValue ?? "", row["AppId"]?.stringValue ?? "", row["AttributesType"]?.stringValue ?? "",
-                    row["State"]?.stringValue ?? "", row["Relevance"].flatMap { if case .double(let d) = $0 { "\(d)" } else { nil } } ?? "0",
-                    date(row["StaleDate"]), date(row["DismissalDate"]),
+                    activity.id, activity.appID, activity.attributesType, activity.state, "\(activity.relevance)",
+                    date(activity.staleDate), date(activity.dismissalDate),
                 ]
             })
     }

@@ -1,0 +1,59 @@
+import DBus
+import Foundation
+import Testing
+import WidgetHostInterfaces
+
+/// Interfaces are declared once, in XML, and the code that serves and calls
+/// them is generated from it (docs/interfaces.md): hand-written code names
+/// interfaces and members only through the generated declarations, and the
+/// binding knows nothing of widgets.
+@Suite("Names come from the declarations")
+struct SourceRulesTests {
+    /// The code that serves, calls or measures the interfaces.
+    static let checked = ["Sources/WidgetHostService", "Sources/WidgetHostKit", "Sources/widget-host", "Sources/widget-host-bench"]
+
+    static func swiftFiles(under folders: [String]) -> [(path: String, text: String)] {
+        let root = repositoryRoot.path
+        var files: [(String, String)] = []
+        for folder in folders {
+            for case let file as String in FileManager.default.enumerator(atPath: root + "/" + folder)?.allObjects ?? []
+            where file.hasSuffix(".swift") {
+                let path = folder + "/" + file
+                if let text = try? String(contentsOfFile: root + "/" + path, encoding: .utf8) { files.append((path, text)) }
+            }
+        }
+        return files
+    }
+
+    /// Every interface name and member name the generated code declares,
+    /// and those of the standard interfaces.
+    static var names: Set<String> {
+        var names: Set<String> = []
+        for interface in DeclaredInterfaces.all + StandardInterfaces.descriptions.values {
+            names.insert(interface.name)
+            names.formUnion(interface.methods.map(\.name) + interface.signals.map(\.name) + interface.properties.map(\.name))
+        }
+        return names
+    }
+
+    @Test("no interface or member name is written as a string outside the generated code")
+    func noNameStrings() {
+        let names = Self.names
+        #expect(names.contains("Tap") && names.contains("org.widgethost.Host1.Widget") && names.contains("GetManagedObjects"))
+        var found: [String] = []
+        for (path, text) in Self.swiftFiles(under: Self.checked) {
+            for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+                for match in line.matches(of: #/"([A-Za-z][A-Za-z0-9.]*)"/#) where names.contains(String(match.1)) {
+                    found.append("\(path):\(number + 1): \"\(match.1)\"")
+                }
+            }
+        }
+        #expect(found.isEmpty, "use the generated names (docs/interfaces.md) instead of:\n\(found.joined(separator: "\n"))")
+    }
+
+    @Test("the binding (Sources/DBus) never mentions widgethost")
+    func bindingKnowsNothingOfWidgets() {
+        let found = Self.swiftFiles(under: ["Sources/DBus"]).filter { $0.text.lowercased().contains("widgethost") }.map(\.path)
+        #expect(found.isEmpty, "\(found)")
+    }
+}
