@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// A private `dbus-daemon` started from a temporary configuration, with its
 /// own service directory for D-Bus activation. It never touches the machine's
@@ -12,8 +13,7 @@ public final class PrivateBus: @unchecked Sendable {
     /// The `<servicedir>`: put `NAME.service` files here for activation.
     public let serviceDirectory: URL
     private let process: Process
-    private let lock = NSLock()
-    private var stopped = false
+    private let stopped = Mutex(false)
 
     /// Starts the daemon. `environment` is what activated services inherit
     /// (the daemon passes its own environment on); defaults to this process's.
@@ -91,10 +91,11 @@ public final class PrivateBus: @unchecked Sendable {
     }
 
     public func stop() {
-        lock.lock()
-        defer { lock.unlock() }
-        guard !stopped else { return }
-        stopped = true
+        let wasStopped = stopped.withLock { stopped in
+            defer { stopped = true }
+            return stopped
+        }
+        guard !wasStopped else { return }
         if process.isRunning {
             // Never wait here (callers may be on the cooperative pool): ask it
             // to stop, and make sure from a background queue that it did.

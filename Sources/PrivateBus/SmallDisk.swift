@@ -1,16 +1,16 @@
 import Foundation
+import Synchronization
 
 /// A tmpfs of a few hundred kilobytes mounted on a temporary folder, for tests
 /// of what a full or read-only disk does: ``fill()`` takes every free byte,
 /// ``makeRoom()`` gives them back, ``setReadOnly(_:)`` remounts it. Mounting
 /// needs root (CI runs the tests as root); ``isAvailable`` says whether it works
 /// here. Unmounted and removed by ``unmount()`` or when released.
-public final class SmallDisk: @unchecked Sendable {
+public final class SmallDisk: Sendable {
     /// Where it is mounted.
     public let path: String
     private let filler: String
-    private let lock = NSLock()
-    private var mounted = true
+    private let mounted = Mutex(true)
 
     /// Whether this process may mount a tmpfs: tried once, with a real mount.
     public static let isAvailable: Bool = {
@@ -29,7 +29,7 @@ public final class SmallDisk: @unchecked Sendable {
             try Self.run("/bin/mount", ["-t", "tmpfs", "-o", "size=\(bytes),mode=0700", "tmpfs", folder])
         } catch {
             try? FileManager.default.removeItem(atPath: folder)
-            mounted = false
+            mounted.withLock { $0 = false }  // nothing for deinit to unmount
             throw error
         }
     }
@@ -68,10 +68,10 @@ public final class SmallDisk: @unchecked Sendable {
 
     /// Unmounts it (lazily, should a process still hold a file there) and removes the folder.
     public func unmount() {
-        lock.lock()
-        let wasMounted = mounted
-        mounted = false
-        lock.unlock()
+        let wasMounted = mounted.withLock { mounted in
+            defer { mounted = false }
+            return mounted
+        }
         guard wasMounted else { return }
         try? Self.run("/bin/umount", ["-l", path])
         try? FileManager.default.removeItem(atPath: path)

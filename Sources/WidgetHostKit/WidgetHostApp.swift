@@ -1,5 +1,6 @@
 import DBus
 import Foundation
+import Synchronization
 import WidgetHostCore
 import WidgetHostInterfaces
 import WidgetHostWire
@@ -19,19 +20,18 @@ import WidgetHostWire
 /// (`appID`; it fails if another process owns it), registers, and publishes
 /// the bundle; whenever the host's name gets a new owner — the host restarted
 /// — it registers and publishes again by itself.
-public final class WidgetHostApp: @unchecked Sendable {
+public final class WidgetHostApp: Sendable {
     public let appID: String
     public let schemes: [String]
     public let bundle: String?
 
-    private let lock = NSLock()
-    private var connection: Connection?
-    private var watch: Task<Void, Never>?
-    private var openURL: @Sendable (String, DeliveryContext) async throws -> Void = { _, _ in }
-    private var continueActivity: @Sendable (UserActivity, DeliveryContext) async throws -> Void = { _, _ in }
-    private var performAction: @Sendable (String, OptionValue?, DeliveryContext) async throws -> Void = { _, _, _ in }
-    private var provider: (any WidgetTimelineProvider)?
-    private var registered = 0
+    private struct State {
+        var connection: Connection?
+        var watch: Task<Void, Never>?
+        var handlers = Handlers()
+        var registered = 0
+    }
+    private let state = Mutex(State())
 
     /// - Parameters:
     ///   - appID: the desktop-file id without `.desktop`, e.g. `org.example.TapMe`.
@@ -52,22 +52,22 @@ public final class WidgetHostApp: @unchecked Sendable {
 
     /// Called for a URL to open (a link, a widgetURL, or a URL routed by the host's OpenURL), like SwiftUI's `onOpenURL`.
     public func onOpenURL(_ handler: @escaping @Sendable (String, DeliveryContext) async throws -> Void) {
-        lock.withLock { openURL = handler }
+        state.withLock { $0.handlers.openURL = handler }
     }
 
     /// Called for a user activity to continue, like SwiftUI's `onContinueUserActivity`.
     public func onContinueUserActivity(_ handler: @escaping @Sendable (UserActivity, DeliveryContext) async throws -> Void) {
-        lock.withLock { continueActivity = handler }
+        state.withLock { $0.handlers.continueActivity = handler }
     }
 
     /// Called for a button's or toggle's action, like an App Intent's `perform()`; the app is not to raise a window.
     public func onPerformAction(_ handler: @escaping @Sendable (String, OptionValue?, DeliveryContext) async throws -> Void) {
-        lock.withLock { performAction = handler }
+        state.withLock { $0.handlers.performAction = handler }
     }
 
     /// Serves timelines and dynamic options (`org.widgethost.Provider1`); registers `provider_path`.
     public func provideTimelines(with provider: any WidgetTimelineProvider) {
-        lock.withLock { self.provider = provider }
+        state.withLock { $0.handlers.provider = provider }
     }
 
     // MARK: Connection
@@ -79,7 +79,7 @@ public final class WidgetHostApp: @unchecked Sendable {
         do {
             let served = Served(app: self)
             try connection.export([App1.exported(served)], at: objectPath)
-            if lock.withLock({ provider }) != nil { try connection.export([Provider1.exported(served)], at: providerPath) }
+            if state.withLock({ $0.handlers.provider }) != nil { try connection.export([Provider1.exported(served)], at: providerPath) }
             let restarts = try await connection.nameOwnerChanges(for: Host1Apps.busName)
             // Protocol widgethost delivers taps to this connection, so it must own the
             // app's bus name — the proof that it is the app — as GApplication does.
@@ -90,14 +90,14 @@ public final class WidgetHostApp: @unchecked Sendable {
                 throw DBusError.failed(
                     "the bus name \(appID) is owned by another connection\(owner.map { " (\($0))" } ?? ""); is the app already running?")
             }
-            lock.withLock { self.connection = connection }
+            state.withLock { $0.connection = connection }
             try await register(on: connection)
             let task = Task { [weak self] in
                 for await change in restarts where !change.newOwner.isEmpty {
                     try? await self?.register(on: connection)
                 }
             }
-            lock.withLock { watch = task }
+            state.withLock { $0.watch = task }
         } catch {
             connection.close()
             throw error
@@ -105,25 +105,25 @@ public final class WidgetHostApp: @unchecked Sendable {
     }
 
     /// How many times the app has registered (1 after `connect`, one more after each host restart).
-    public var registrationCount: Int { lock.withLock { registered } }
+    public var registrationCount: Int { state.withLock { $0.registered } }
 
     /// Ends the registration (by closing the connection) and stops watching the host.
     public func close() {
-        let (connection, watch) = lock.withLock { (self.connection, self.watch) }
+        let (connection, watch) = state.withLock { ($0.connection, $0.watch) }
         watch?.cancel()
         connection?.close()
     }
 
     private func register(on connection: Connection) async throws {
         var options: [String: DBusValue] = ["protocol": .string("widgethost"), "schemes": .strings(schemes)]
-        if lock.withLock({ provider }) != nil { options["provider_path"] = .objectPath(providerPath) }
+        if state.withLock({ $0.handlers.provider }) != nil { options["provider_path"] = .objectPath(providerPath) }
         try await Host1Apps.Proxy(connection).registerApp(appID: appID, options: options)
         if let bundle { try await Host1Widgets.Proxy(connection).registerWidgets(appID: appID, bundleJSON: bundle) }
-        lock.withLock { registered += 1 }
+        state.withLock { $0.registered += 1 }
     }
 
     private func live() throws -> Connection {
-        guard let connection = lock.withLock({ connection }) else {
+        guard let connection = state.withLock({ $0.connection }) else {
             throw DBusError.failed("\(appID) is not connected; call connect() first")
         }
         return connection
@@ -183,12 +183,13 @@ public final class WidgetHostApp: @unchecked Sendable {
 
     // MARK: Serving
 
-    var handlers: Handlers { lock.withLock { Handlers(openURL: openURL, continueActivity: continueActivity, performAction: performAction, provider: provider) } }
+    var handlers: Handlers { state.withLock { $0.handlers } }
 
-    struct Handlers {
-        var openURL: @Sendable (String, DeliveryContext) async throws -> Void
-        var continueActivity: @Sendable (UserActivity, DeliveryContext) async throws -> Void
-        var performAction: @Sendable (String, OptionValue?, DeliveryContext) async throws -> Void
+    /// What the app set to handle deliveries and serve timelines.
+    struct Handlers: Sendable {
+        var openURL: @Sendable (String, DeliveryContext) async throws -> Void = { _, _ in }
+        var continueActivity: @Sendable (UserActivity, DeliveryContext) async throws -> Void = { _, _ in }
+        var performAction: @Sendable (String, OptionValue?, DeliveryContext) async throws -> Void = { _, _, _ in }
         var provider: (any WidgetTimelineProvider)?
 
         func requireProvider() throws -> any WidgetTimelineProvider {
