@@ -172,14 +172,8 @@ public struct ExportedInterface: Sendable {
     }
 
     func values(at path: String) -> DBusValue {
+        if let readAll { return description.readableProperties(readAll(path)) }
         var entries: [DBusValue.DictEntry] = []
-        if let readAll {
-            let readable = description.properties.filter { $0.access != .write }
-            for (property, value) in zip(readable, readAll(path)) {
-                entries.append(.init(.string(property.name), .variant(value)))
-            }
-            return .dictionary(key: "s", value: "v", entries)
-        }
         for property in description.properties where property.access != .write {
             if let handler = properties[property.name] {
                 entries.append(.init(.string(property.name), .variant(handler.getAt(path))))
@@ -512,12 +506,16 @@ extension Connection {
         }
         var changed: [DBusValue.DictEntry] = []
         var invalidated: [String] = []
+        // An object read in one step is read once, however many properties changed.
+        let all = exported.readAll.map { read in
+            Dictionary(zip(exported.description.properties.filter { $0.access != .write }.map(\.name), read(path))) { a, _ in a }
+        }
         for name in names {
             guard let property = exported.description.property(name), let handler = exported.properties[name] else {
                 throw DBusEncodingError("\(interface) has no property \(name)")
             }
             switch property.emitsChangedSignal {
-            case "true": changed.append(.init(.string(name), .variant(handler.getAt(path))))
+            case "true": changed.append(.init(.string(name), .variant(all?[name] ?? handler.getAt(path))))
             case "invalidates": invalidated.append(name)
             default: continue
             }

@@ -37,6 +37,13 @@ public func typeMismatch(_ what: String, expected signature: String, got value: 
 }
 
 extension InterfaceDescription {
+    /// The readable properties as `GetAll` answers them (`a{sv}`), given their
+    /// values in declared order.
+    public func readableProperties(_ values: [DBusValue]) -> DBusValue {
+        let readable = properties.filter { $0.access != .write }
+        return .dictionary(key: "s", value: "v", zip(readable, values).map { .init(.string($0.name), .variant($1)) })
+    }
+
     /// The one interface an introspection document declares. For documents
     /// checked at build time (generated code), so a failure is a bug there.
     public static func declared(_ xml: String) -> InterfaceDescription {

@@ -38,8 +38,7 @@ extension HostService {
     nonisolated static func objectBytes(
         _ path: String, _ interface: InterfaceDescription, _ values: [DBusValue], also: [DBusValue]
     ) -> Int {
-        let properties = DBusValue.dictionary(
-            key: "s", value: "v", zip(interface.properties, values).map { .init(.string($0.name), .variant($1)) })
+        let properties = interface.readableProperties(values)
         let entry = DBusValue.dictionary(
             key: "o", value: "a{sa{sv}}",
             [.init(.objectPath(path), .dictionary(key: "s", value: "a{sv}", [.init(.string(interface.name), properties)]))])
