@@ -23,8 +23,9 @@ struct Delivery: Sendable {
             platformData["activation-token"] = .string(token)
             platformData["desktop-startup-id"] = .string(token)
         }
-        let application = FreedesktopApplication.Proxy(connection, destination: destination, path: options.objectPath)
-        let app1 = App1.Proxy(connection, destination: destination, path: options.objectPath)
+        // Only the proxy the delivery uses is made.
+        var application: FreedesktopApplication.Proxy { .init(connection, destination: destination, path: options.objectPath) }
+        var app1: App1.Proxy { .init(connection, destination: destination, path: options.objectPath) }
         switch (options.appProtocol, outcome) {
         case (_, .none):
             return nil
@@ -128,7 +129,9 @@ extension HostService {
     nonisolated static func tapOptions(_ options: [String: DBusValue]) throws(HostError) -> (Surface, String?) {
         var surface = Surface.desktop
         var token: String?
-        for (key, raw) in OptionValue.dictionary(options) {
+        // Read as given: a tap converts nothing it does not use.
+        for (key, value) in options {
+            let raw = value.unwrapped
             switch key {
             case "surface":
                 guard case .string(let s) = raw, let parsed = Surface(rawValue: s) else {
@@ -162,16 +165,18 @@ extension HostService {
         // The delivery's answer arrives on the connection's thread, which is this actor's executor.
         self.deliver(delivery) { [weak self, details, source] error in
             var details = details
-            if let error {
-                details["error"] = .string(error.message)
-                reply.fail(error)
-            } else {
-                reply.succeed((resolution.outcome.name, details))
-            }
+            if let error { details["error"] = .string(error.message) }
+            // One a{sv} for the reply and the signal: a tap encodes its details
+            // once. The binding checks both against the declared signatures.
+            let outcome = DBusValue.string(resolution.outcome.name)
+            let encoded = DBusValue.vardict(details)
+            if let error { reply.fail(error) } else { reply.untyped.succeed([outcome, encoded]) }
             self?.assumeIsolated { service in
-                service.emitting {
-                    try Host1Widgets.Tapped(target: target, outcome: resolution.outcome.name, details: details)
-                        .emit(on: $0, path: Host1Widgets.objectPath)
+                let tapped = Host1Widgets.Signal.tapped.rawValue
+                service.emitting(tapped) {
+                    try $0.emit(
+                        path: Host1Widgets.objectPath, interface: Host1Widgets.name, member: tapped,
+                        arguments: [.objectPath(target), outcome, encoded])
                 }
                 // docs/widgets.md#resolution-rules, row W1: after a control's action the widget's timeline is reloaded.
                 if case .performAction = resolution.outcome, case .string(let widgetID)? = source["widget_id"] {
