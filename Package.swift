@@ -116,7 +116,6 @@ let package = Package(
                 "DBus",
                 "WidgetHostCore",
                 "WidgetHostInterfaces",
-                "WidgetHostKit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict

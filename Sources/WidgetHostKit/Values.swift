@@ -8,11 +8,6 @@ import WidgetHostInterfaces
 @_exported import enum WidgetHostCore.WidgetFamily
 import WidgetHostWire
 
-/// A widget's object path from its id (`w1`) or path.
-func widgetPath(_ widget: String) -> String { widget.hasPrefix("/") ? widget : Host1Widget.objectPath(widget) }
-/// A Live Activity's object path from its id (`a1`) or path.
-func activityPath(_ activity: String) -> String { activity.hasPrefix("/") ? activity : Host1LiveActivity.objectPath(activity) }
-
 /// What a tap came to (docs/widgets.md).
 public enum TapOutcome: String, Sendable, CaseIterable {
     case openURL = "open-url"

@@ -135,7 +135,7 @@ public final class WidgetHostApp: Sendable {
 
     /// Sets a widget's view tree (`SetContent`); `widget` is its id or path.
     public func setContent(_ widget: String, _ tree: ViewNode?) async throws {
-        try await Host1Widget.Proxy(try live(), path: widgetPath(widget)).setContent(contentJSON: tree?.json ?? "")
+        try await Host1Widget.Proxy(try live(), path: Host1Widget.objectPath(idOrPath: widget)).setContent(contentJSON: tree?.json ?? "")
     }
 
     /// Reloads the timelines of every placed widget of `kind` (outside the daily budget).
@@ -170,7 +170,7 @@ public final class WidgetHostApp: Sendable {
 
     /// Updates a Live Activity's content (nil keeps it) and state.
     public func updateActivity(_ activity: String, content: ActivityViews? = nil, state: [String: OptionValue]) async throws {
-        try await Host1LiveActivity.Proxy(try live(), path: activityPath(activity)).update(
+        try await Host1LiveActivity.Proxy(try live(), path: Host1LiveActivity.objectPath(idOrPath: activity)).update(
             contentJSON: content?.json ?? "", options: ["state": state.dbusValue])
     }
 
@@ -178,7 +178,7 @@ public final class WidgetHostApp: Sendable {
     public func endActivity(_ activity: String, dismissal: String = "default", at: Date? = nil) async throws {
         var options: [String: DBusValue] = ["dismissal": .string(dismissal)]
         if let at { options["dismissal_date"] = .int64(Int64(at.timeIntervalSince1970)) }
-        try await Host1LiveActivity.Proxy(try live(), path: activityPath(activity)).end(options: options)
+        try await Host1LiveActivity.Proxy(try live(), path: Host1LiveActivity.objectPath(idOrPath: activity)).end(options: options)
     }
 
     // MARK: Serving

@@ -98,7 +98,7 @@ public final class WidgetHostRenderer: Sendable {
     public func tap(
         _ widget: String, element: String = "", surface: Surface = .desktop, activationToken: String? = nil, deliver: Bool = true
     ) async throws -> TapResult {
-        let widget = Host1Widget.Proxy(connection, path: widgetPath(widget))
+        let widget = Host1Widget.Proxy(connection, path: Host1Widget.objectPath(idOrPath: widget))
         let options = Self.tapOptions(surface, activationToken)
         return try TapResult(
             deliver ? await widget.tap(elementID: element, options: options) : await widget.resolve(elementID: element, options: options))
@@ -109,7 +109,7 @@ public final class WidgetHostRenderer: Sendable {
         _ activity: String, presentation: ActivityPresentation, element: String = "", surface: Surface = .desktop,
         activationToken: String? = nil, deliver: Bool = true
     ) async throws -> TapResult {
-        let activity = Host1LiveActivity.Proxy(connection, path: activityPath(activity))
+        let activity = Host1LiveActivity.Proxy(connection, path: Host1LiveActivity.objectPath(idOrPath: activity))
         let options = Self.tapOptions(surface, activationToken)
         let presentation = presentation.rawValue
         return try TapResult(

@@ -6,7 +6,7 @@ import WidgetHostCore
 /// (docs/apps.md).
 extension HostService: Host1Apps.Server {
     public nonisolated func registerApp(_ call: MethodCall, appID: String, options: [String: DBusValue], reply: TypedReply<Void>) {
-        inOrder(call, reply) { service in service.registerApp(call.sender, appID, OptionValue.dictionary(options), reply) }
+        inOrder(call) { service in service.registerApp(call.sender, appID, OptionValue.dictionary(options), reply) }
     }
 
     public nonisolated func unregisterApp(_ call: MethodCall, appID: String, reply: TypedReply<Void>) {
@@ -27,7 +27,7 @@ extension HostService: Host1Apps.Server {
     }
 
     public nonisolated func openURL(_ call: MethodCall, url: String, options: [String: DBusValue], reply: TypedReply<String>) {
-        inOrder(call, reply) { service in service.openURL(url, options, reply) }
+        inOrder(call) { service in service.openURL(url, options, reply) }
     }
 
     // MARK: Running handlers
@@ -35,9 +35,7 @@ extension HostService: Host1Apps.Server {
     /// Runs `body` on the connection's thread, isolated to this actor, in the
     /// order its sender sent it: after any earlier call of the same sender
     /// still waiting for a lookup (see `mustWait`).
-    nonisolated func inOrder<T>(
-        _ call: MethodCall, _ reply: TypedReply<T>, _ body: @escaping @Sendable (isolated HostService) -> Void
-    ) {
+    nonisolated func inOrder(_ call: MethodCall, _ body: @escaping @Sendable (isolated HostService) -> Void) {
         assumeIsolated { service in
             if service.mustWait(call.sender) {
                 service.holdBack(call.sender) { body(service) }
@@ -51,7 +49,7 @@ extension HostService: Host1Apps.Server {
     nonisolated func answer<T>(
         _ call: MethodCall, _ reply: TypedReply<T>, _ body: @escaping @Sendable (isolated HostService) throws -> T
     ) {
-        inOrder(call, reply) { service in reply.answer { try body(service) } }
+        inOrder(call) { service in reply.answer { try body(service) } }
     }
 
     /// Answers a call of an app-owned method: `body` runs with the caller's
@@ -59,7 +57,7 @@ extension HostService: Host1Apps.Server {
     nonisolated func appOwned<T>(
         _ call: MethodCall, _ reply: TypedReply<T>, _ body: @escaping @Sendable (isolated HostService, CallerIdentity) throws -> T
     ) {
-        inOrder(call, reply) { service in
+        inOrder(call) { service in
             service.withCaller(call.sender, reply: reply) { identity, _ in try body(service, identity) }
         }
     }
@@ -172,15 +170,19 @@ extension HostService: Host1Apps.Server {
     }
 
     func emitAppRegistered(_ appID: String) {
-        emitting { try Host1Apps.AppRegistered(appID: appID).emit(on: $0, path: Host1Apps.objectPath) }
+        emitting(Host1Apps.Signal.appRegistered.rawValue) {
+            try Host1Apps.AppRegistered(appID: appID).emit(on: $0, path: Host1Apps.objectPath)
+        }
     }
 
     func emitAppUnregistered(_ appID: String) {
-        emitting { try Host1Apps.AppUnregistered(appID: appID).emit(on: $0, path: Host1Apps.objectPath) }
+        emitting(Host1Apps.Signal.appUnregistered.rawValue) {
+            try Host1Apps.AppUnregistered(appID: appID).emit(on: $0, path: Host1Apps.objectPath)
+        }
     }
 
     /// Emits a signal; a failure is logged, since nobody waits for it.
-    func emitting(_ emit: (Connection) throws -> Void) {
-        do { try emit(connection) } catch { logger.error("could not emit a signal: \(error)") }
+    func emitting(_ signal: String, _ emit: (Connection) throws -> Void) {
+        do { try emit(connection) } catch { logger.error("could not emit \(signal): \(error)") }
     }
 }

@@ -42,6 +42,7 @@ public struct HostDaemon: Service, CustomStringConvertible {
         case .primaryOwner, .alreadyOwner:
             break
         case .exists, .inQueue:
+            await service.stop()
             throw DaemonError.nameTaken(owner: try? await connection.nameOwner(Host1Apps.busName))
         }
         logger.info(

@@ -17,7 +17,7 @@ extension HostService: Host1LiveActivities.Server {
     }
 
     public nonisolated func properties(at path: String) -> Host1LiveActivities.Properties {
-        Host1LiveActivities.Properties(order: assumeIsolated { $0.currentOrder() }.map(Host1LiveActivity.objectPath))
+        Host1LiveActivities.Properties(order: assumeIsolated { $0.currentOrder() }.map { Host1LiveActivity.objectPath($0) })
     }
 
     var now: Date { configuration.clock.now() }

@@ -16,13 +16,13 @@ extension HostService: Host1LiveActivity.Server {
     }
 
     public nonisolated func tap(_ call: MethodCall, presentation: String, elementID: String, options: [String: DBusValue], reply: TapReply) {
-        inOrder(call, reply) { service in
+        inOrder(call) { service in
             service.tapActivity(Self.activityID(call.path), presentation, elementID, options, reply, deliver: true)
         }
     }
 
     public nonisolated func resolve(_ call: MethodCall, presentation: String, elementID: String, options: [String: DBusValue], reply: TapReply) {
-        inOrder(call, reply) { service in
+        inOrder(call) { service in
             service.tapActivity(Self.activityID(call.path), presentation, elementID, options, reply, deliver: false)
         }
     }

@@ -60,10 +60,10 @@ extension HostService {
             try kind.requireDynamic(parameter, appID: appID)
             try WidgetStore.check(chosen, kind)
             let (destination, path) = try providerTarget(appID, doing: "provide options for '\(parameter)'")
-            let provider = Provider1.Proxy(connection, destination: destination, path: path, timeout: self.configuration.providerTimeout)
+            let provider = Provider1.Proxy(connection, destination: destination, path: path)
             let message = try provider.provideOptionsMessage(
                 kind: kindName, parameter: parameter, configuration: chosen.mapValues(\.dbusValue))
-            connection.send(message, timeout: provider.timeout) { result in
+            connection.send(message, timeout: self.configuration.providerTimeout) { result in
                 do {
                     reply.succeed(try Self.options(from: result.get(), appID: appID))
                 } catch {
@@ -76,7 +76,7 @@ extension HostService {
     }
 
     nonisolated static func options(from message: Message, appID: String) throws -> [(String, String)] {
-        let items = try answer(of: Provider1.Method.provideOptions, by: appID) { try Provider1.Proxy.provideOptionsResult(message) }
+        let items = try answer(message, of: .provideOptions, by: appID, Provider1.Proxy.provideOptionsResult)
         guard items.count <= 1000 else {
             throw HostError.activationFailed("\(appID)'s ProvideOptions returned \(items.count) choices; the limit is 1000")
         }
@@ -86,12 +86,16 @@ extension HostService {
         return items
     }
 
-    /// A provider's answer decoded, or ActivationFailed saying it has the wrong type.
-    nonisolated static func answer<T>(of member: Provider1.Method, by appID: String, _ decode: () throws -> T) throws -> T {
-        do { return try decode() } catch {
-            let signature = Provider1.description.method(member.rawValue)?.outSignature ?? "?"
-            throw HostError.activationFailed("\(appID)'s \(member.rawValue) answered with the wrong type; it must return \(signature): \(error)")
+    /// A provider's answer decoded, or ActivationFailed saying what it
+    /// answered and what it must return.
+    nonisolated static func answer<T>(
+        _ message: Message, of member: Provider1.Method, by appID: String, _ decode: (Message) throws -> T
+    ) throws -> T {
+        let signature = Provider1.description.method(member.rawValue)?.outSignature ?? "?"
+        guard message.signature == signature, let value = try? decode(message) else {
+            throw HostError.activationFailed("\(appID)'s \(member.rawValue) answered with '\(message.signature)'; it must return \(signature)")
         }
+        return value
     }
 
     /// A failed provider call as `ActivationFailed` naming the app, its error, or the timeout.
@@ -253,7 +257,7 @@ extension HostService {
     func fetchAnswered(_ fetch: TimelineFetch, appID: String, _ result: Result<Message, any Error>) {
         do {
             let message = try result.get()
-            let answer = try Self.answer(of: .getTimeline, by: appID) { try Provider1.Proxy.getTimelineResult(message) }
+            let answer = try Self.answer(message, of: .getTimeline, by: appID, Provider1.Proxy.getTimelineResult)
             let entries = answer.entries
             let options = timelines.options
             let timeline = try Timeline.parse(

@@ -22,11 +22,11 @@ extension HostService: Host1Widget.Server {
     }
 
     public nonisolated func tap(_ call: MethodCall, elementID: String, options: [String: DBusValue], reply: TapReply) {
-        inOrder(call, reply) { service in service.tap(Self.widgetID(call.path), elementID, options, reply, deliver: true) }
+        inOrder(call) { service in service.tap(Self.widgetID(call.path), elementID, options, reply, deliver: true) }
     }
 
     public nonisolated func resolve(_ call: MethodCall, elementID: String, options: [String: DBusValue], reply: TapReply) {
-        inOrder(call, reply) { service in service.tap(Self.widgetID(call.path), elementID, options, reply, deliver: false) }
+        inOrder(call) { service in service.tap(Self.widgetID(call.path), elementID, options, reply, deliver: false) }
     }
 
     public nonisolated func reload(_ call: MethodCall, reply: TypedReply<(state: String, date: Int64)>) {

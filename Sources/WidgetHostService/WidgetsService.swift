@@ -36,7 +36,7 @@ extension HostService: Host1Widgets.Server {
         _ call: MethodCall, appID: String, kind: String, parameter: String, configuration: [String: DBusValue],
         reply: TypedReply<[(String, String)]>
     ) {
-        inOrder(call, reply) { service in service.configurationOptions(appID, kind, parameter, configuration, reply) }
+        inOrder(call) { service in service.configurationOptions(appID, kind, parameter, configuration, reply) }
     }
 
     public nonisolated func currentConfigurations(

@@ -68,11 +68,4 @@ extension OptionValue {
     public static func dictionary(_ values: [String: DBusValue]) -> [String: OptionValue] {
         values.mapValues(OptionValue.init)
     }
-
-    /// `a{sv}` arguments as the model's dictionary.
-    public static func dictionary(_ value: DBusValue) -> [String: OptionValue] {
-        var result: [String: OptionValue] = [:]
-        for (key, v) in value.stringKeyedEntries ?? [:] { result[key] = OptionValue(v) }
-        return result
-    }
 }

@@ -239,6 +239,12 @@ struct Parameter {
     var label: String
     var type: WireType
 
+    /// A method's in- and out-arguments.
+    static func of(_ method: InterfaceDescription.Method) -> (ins: [Parameter], outs: [Parameter]) {
+        (list(method.args.filter { $0.direction == .in }, fallback: "argument"),
+         list(method.args.filter { $0.direction == .out }, fallback: "value"))
+    }
+
     static func list(_ args: [InterfaceDescription.Arg], fallback: String) -> [Parameter] {
         args.enumerated().map { index, arg in
             let name = arg.name ?? "\(fallback)\(index)"
@@ -323,14 +329,14 @@ func swiftName(_ interface: InterfaceDescription) -> String {
         out += "    /// The well-known name of the service that serves this interface.\n"
         out += "    public static let busName = \(quoted(bus))\n"
     }
-    var pathPrefix: String?
     if let path = annotation("org.widgethost.ObjectPath") {
         if path.hasSuffix("{id}") {
             let prefix = String(path.dropLast(4))
-            pathPrefix = prefix
             out += """
                     /// The path of the object with `id`.
                     public static func objectPath(_ id: String) -> String { \(quoted(prefix)) + id }
+                    /// `idOrPath` when it is a path already, else the path of the object with that id.
+                    public static func objectPath(idOrPath: String) -> String { idOrPath.hasPrefix("/") ? idOrPath : objectPath(idOrPath) }
                     /// The id in the path of one of these objects, or nil when `path` is not one.
                     public static func id(inPath path: String) -> String? {
                         path.hasPrefix(\(quoted(prefix))) ? String(path.dropFirst(\(prefix.utf8.count))) : nil
@@ -341,7 +347,6 @@ func swiftName(_ interface: InterfaceDescription) -> String {
             out += "    /// The path this interface is served at.\n    public static let objectPath = \(quoted(path))\n"
         }
     }
-    _ = pathPrefix
 
     // Members
     func memberEnum(_ kind: String, _ names: [String]) {
@@ -364,8 +369,7 @@ func swiftName(_ interface: InterfaceDescription) -> String {
     out += "    /// Answer through `reply`, at once or later; never block.\n"
     out += "    public protocol Server: Sendable {\n"
     for method in interface.methods {
-        let ins = Parameter.list(method.args.filter { $0.direction == .in }, fallback: "argument")
-        let outs = Parameter.list(method.args.filter { $0.direction == .out }, fallback: "value")
+        let (ins, outs) = Parameter.of(method)
         if ins.contains(where: { $0.label == "call" || $0.label == "reply" }) {
             fail("\(name).\(method.name): an argument may not be named 'call' or 'reply'")
         }
@@ -391,8 +395,7 @@ func swiftName(_ interface: InterfaceDescription) -> String {
 
         """
     for method in interface.methods {
-        let ins = Parameter.list(method.args.filter { $0.direction == .in }, fallback: "argument")
-        let outs = Parameter.list(method.args.filter { $0.direction == .out }, fallback: "value")
+        let (ins, outs) = Parameter.of(method)
         let member = identifier(lowerCamel(method.name))
         out += "        exported.method(Method.\(member).rawValue, .deferred { call, reply in\n"
         out += "            let typed = TypedReply<\(resultType(outs))>(reply) { \(outs.count == 0 ? "_ in " : "")\(encodeResult(outs, "$0")) }\n"
@@ -507,8 +510,7 @@ func swiftName(_ interface: InterfaceDescription) -> String {
 
         """
     for method in interface.methods {
-        let ins = Parameter.list(method.args.filter { $0.direction == .in }, fallback: "argument")
-        let outs = Parameter.list(method.args.filter { $0.direction == .out }, fallback: "value")
+        let (ins, outs) = Parameter.of(method)
         let member = lowerCamel(method.name)
         let result = resultType(outs)
         let what = "the reply of \(name).\(method.name):"

@@ -27,7 +27,7 @@ struct Reload: AsyncParsableCommand {
         for row in rows {
             let id = row.id
             let (state, at) = try await Host.calling(Host1Widget.Method.reload.rawValue) {
-                try await Host1Widget.Proxy(connection, path: Host.widgetPath(id)).reload()
+                try await Host1Widget.Proxy(connection, path: Host1Widget.objectPath(id)).reload()
             }
             print("\(id) \(state)\(at > 0 ? " until \(formatMs(at))" : "")")
         }
@@ -72,7 +72,7 @@ struct Timeline: AsyncParsableCommand {
         let connection = try await bus.connect()
         defer { connection.close() }
         let info = try await Host.calling(Host1Widget.Method.describeTimeline.rawValue) {
-            try await Host1Widget.Proxy(connection, path: Host.widgetPath(widget)).describeTimeline()
+            try await Host1Widget.Proxy(connection, path: Host1Widget.objectPath(idOrPath: widget)).describeTimeline()
         }
         if json { return try printJSON(info.mapValues(jsonObject)) }
         guard info["tracked"]?.boolValue == true else {

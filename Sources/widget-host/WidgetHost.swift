@@ -3,7 +3,6 @@ import DBus
 import Foundation
 import WidgetHostCore
 import WidgetHostInterfaces
-import WidgetHostKit
 
 @main
 struct WidgetHost: AsyncParsableCommand {
@@ -72,10 +71,6 @@ enum Host {
         }
     }
 
-    /// A widget's object path from its id or path.
-    static func widgetPath(_ widget: String) -> String {
-        widget.hasPrefix("/") ? widget : Host1Widget.objectPath(widget)
-    }
 }
 
 /// Plain JSON from D-Bus values (variants unwrapped, dictionaries as objects).
@@ -247,7 +242,7 @@ struct TapActivity: AsyncParsableCommand {
     @OptionGroup var tap: TapArguments
 
     func run() async throws {
-        let path = activity.hasPrefix("/") ? activity : Host1LiveActivity.objectPath(activity)
+        let path = Host1LiveActivity.objectPath(idOrPath: activity)
         try await tap.run(bus) { connection, options, dryRun in
             let activity = Host1LiveActivity.Proxy(connection, path: path)
             return dryRun
@@ -291,7 +286,7 @@ struct Tap: AsyncParsableCommand {
 
     func run() async throws {
         try await tap.run(bus) { connection, options, dryRun in
-            let widget = Host1Widget.Proxy(connection, path: Host.widgetPath(widget))
+            let widget = Host1Widget.Proxy(connection, path: Host1Widget.objectPath(idOrPath: widget))
             return dryRun
                 ? try await widget.resolve(elementID: element, options: options)
                 : try await widget.tap(elementID: element, options: options)
