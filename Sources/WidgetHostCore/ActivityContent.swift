@@ -19,16 +19,18 @@ public enum ActivityPresentation: String, Sendable, CaseIterable, Hashable {
     /// The expanded presentation, shown on a long press.
     case expanded
 
-    /// Whether `button` and `toggle` elements run their action when tapped here.
-    ///
-    /// ActivityKit allows interactive controls only on the lock screen and in the
-    /// expanded presentation; in the compact and minimal presentations a tap on a
-    /// control is a tap on the presentation.
-    public var allowsInteractiveControls: Bool { self == .lockScreen || self == .expanded }
+    /// What a tap here honours, as in ActivityKit: interactive controls only on the
+    /// lock screen and in the expanded presentation, links only in `expanded`.
+    /// Elsewhere a control or a link is no more than its area.
+    public var capabilities: TapCapabilities {
+        TapCapabilities(controls: self == .lockScreen || self == .expanded, links: self == .expanded)
+    }
 
-    /// Whether `link` elements open their URL when tapped here: only in `expanded`,
-    /// as in ActivityKit.
-    public var supportsLinks: Bool { self == .expanded }
+    /// Whether `button` and `toggle` elements run their action when tapped here.
+    public var allowsInteractiveControls: Bool { capabilities.controls }
+
+    /// Whether `link` elements open their URL when tapped here.
+    public var supportsLinks: Bool { capabilities.links }
 
     /// `"lockScreen, compactLeading, compactTrailing, minimal, expanded"`, for messages.
     public static var allowedList: String { allCases.map(\.rawValue).joined(separator: ", ") }
@@ -80,14 +82,17 @@ public struct ActivityContent: Sendable, Equatable {
         }
     }
 
-    /// The URL a tap on `presentation` opens when no control or link takes the tap:
-    /// the tree's `widgetURL` (the first in depth-first pre-order), else the
-    /// activity-level ``widgetURL``, else `nil`.
+    /// The URL a tap on the background of `presentation` opens by the rules
+    /// (``TapRules``): the tree's `widgetURL` (the first in depth-first pre-order),
+    /// else the activity-level ``widgetURL``, else `nil`.
     ///
     /// In `compactLeading`, `compactTrailing` and `minimal`, which honour neither
     /// links nor controls, this is what every tap opens.
     public func defaultURL(for presentation: ActivityPresentation) -> String? {
-        tree(for: presentation).widgetURLs.first ?? widgetURL
+        let background = TapTarget(
+            surface: .desktop, capabilities: presentation.capabilities, chain: [], widgetURLs: tree(for: presentation).widgetURLs,
+            activityURL: widgetURL, app: AppOptions(defaultsFor: ""), userActivity: (ActivityTapRules.userActivityType, [:]))
+        return TapRules.resolve(background).outcome.url
     }
 
     /// Parses and validates content JSON.

@@ -37,7 +37,7 @@ public enum ReloadReason: String, Sendable, CaseIterable {
     case policy
     /// The app asked: `ReloadTimelines` or `ReloadAllTimelines`.
     case appRequested = "app-requested"
-    /// A button or toggle of the widget performed an action (docs/widgets.md#resolution-rules, row W1).
+    /// A button or toggle of the widget performed an action (docs/widgets.md#resolution-rules, rule `control`).
     case action
     /// An earlier fetch failed and its backoff delay has passed. Only the engine uses it.
     case retry

@@ -81,7 +81,7 @@ public struct ViewElement: Sendable, Equatable {
     /// A toggle's state as the tree shows it: its `isOn` key, false when absent.
     public var isOn: Bool { if case .bool(let on)? = fields["isOn"] { on } else { false } }
 
-    /// What a tap on this control sends with its action (docs/widgets.md#resolution-rules, row W1).
+    /// What a tap on this control sends with its action (docs/widgets.md#resolution-rules, rule `control`).
     ///
     /// A button sends its `parameter`. A toggle sends its new state, the
     /// opposite of ``isOn``: `true`/`false` alone when it has no `parameter`
@@ -126,7 +126,7 @@ public struct ViewTreeLimits: Sendable, Equatable {
 /// A problem ``ViewTree/parseRecovering(_:limits:)`` went on past, with the
 /// lint code that reports it (`duplicate-key`, `duplicate-id`, `invalid-url`).
 public struct ContentProblem: Sendable, Equatable {
-    public var code: String
+    public var code: LintCode
     /// What SetContent would refuse the tree with.
     public var error: HostError
 }
@@ -172,7 +172,7 @@ public struct ViewTree: Sendable, Equatable {
         } catch {
             throw .invalidContent("content is not valid JSON (\(error)); send a JSON object such as {\"type\":\"text\"}")
         }
-        for duplicate in duplicates { try report(.invalidContent(duplicate.message(in: "content")), "duplicate-key", &problems) }
+        for duplicate in duplicates { try report(.invalidContent(duplicate.message(in: "content")), .duplicateKey, &problems) }
         var count = 0
         return try parse(value: value, json: json, at: "$", limits: limits, count: &count, problems: &problems)
     }
@@ -218,7 +218,7 @@ public struct ViewTree: Sendable, Equatable {
     }
 
     /// Throws `error`, or records it when recovering.
-    private static func report(_ error: HostError, _ code: String, _ problems: inout [ContentProblem]?) throws(HostError) {
+    private static func report(_ error: HostError, _ code: LintCode, _ problems: inout [ContentProblem]?) throws(HostError) {
         guard problems != nil else { throw error }
         problems!.append(ContentProblem(code: code, error: error))
     }
@@ -250,7 +250,7 @@ public struct ViewTree: Sendable, Equatable {
             } else {
                 try report(
                     .invalidContent("\(path) (\(type)): the id '\(Validate.prefix(s))' is used twice; ids must be unique within a tree"),
-                    "duplicate-id", &problems)
+                    .duplicateID, &problems)
             }
         }
         let label = id.map { "\(path) (\(type) '\($0)')" } ?? "\(path) (\(type))"
@@ -261,14 +261,14 @@ public struct ViewTree: Sendable, Equatable {
                 try checkURL(s, what: "\(label): widgetURL", limits: limits)
                 widgetURL = s
             } catch {
-                try report(error, "invalid-url", &problems)
+                try report(error, .invalidURL, &problems)
             }
         }
         if type == "link" {
             guard case .string(let url)? = fields["url"] else {
                 throw .invalidContent("\(label): a link needs a \"url\" string, e.g. \"tap-me-widget://show-red\"")
             }
-            do { try checkURL(url, what: "\(label): url", limits: limits) } catch { try report(error, "invalid-url", &problems) }
+            do { try checkURL(url, what: "\(label): url", limits: limits) } catch { try report(error, .invalidURL, &problems) }
         }
         if type == "button" || type == "toggle" {
             guard case .string(let action)? = fields["action"], !action.isEmpty else {

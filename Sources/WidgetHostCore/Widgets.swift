@@ -320,58 +320,97 @@ public struct WidgetStore: Sendable {
     }
 }
 
-/// One `LintContent` finding.
-public struct LintFinding: Sendable, Equatable {
-    public var severity: String
-    public var code: String
-    public var message: String
+/// How much a lint finding matters (its wire name is the raw value).
+public enum LintSeverity: String, Sendable, CaseIterable {
+    /// SetContent would refuse the content.
+    case error
+    /// Part of the tree does nothing a renderer or the rules would honour.
+    case warning
+    /// Worth knowing; nothing is lost.
+    case info
 }
 
-/// Checks a view tree for what renderers and the rules would ignore (docs/daemon.md#lint-codes).
+/// The `LintContent` codes (docs/daemon.md#lint-codes); the raw value is the code on the bus.
+public enum LintCode: String, Sendable, CaseIterable {
+    case duplicateKey = "duplicate-key"
+    case duplicateID = "duplicate-id"
+    case invalidURL = "invalid-url"
+    /// ``TapDiagnostic/multipleWidgetURLs``, found before any tap.
+    case multipleWidgetURLs = "multiple-widget-urls"
+    case linkIgnoredInFamily = "link-ignored-in-family"
+    case linkWithoutID = "link-without-id"
+    case controlIgnoredInFamily = "control-ignored-in-family"
+    case controlWithoutID = "control-without-id"
+    /// ``TapDiagnostic/undeclaredScheme``, found before any tap.
+    case undeclaredScheme = "undeclared-scheme"
+
+    public var severity: LintSeverity {
+        switch self {
+        case .duplicateKey, .duplicateID, .invalidURL: .error
+        case .multipleWidgetURLs, .linkIgnoredInFamily, .linkWithoutID, .controlIgnoredInFamily, .controlWithoutID: .warning
+        case .undeclaredScheme: .info
+        }
+    }
+}
+
+/// One `LintContent` finding.
+public struct LintFinding: Sendable, Equatable {
+    public var code: LintCode
+    public var message: String
+    public var severity: LintSeverity { code.severity }
+
+    public init(_ code: LintCode, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+}
+
+/// Checks a view tree for what renderers and the rules (``TapRule``) would ignore
+/// (docs/daemon.md#lint-codes).
 public enum ContentLint {
     public static func lint(_ tree: ViewTree, family: WidgetFamily, policy: LinkPolicy, schemes: [String]? = nil) -> [LintFinding] {
         var findings: [LintFinding] = []
         let urls = tree.widgetURLs
         if urls.count > 1 {
             findings.append(
-                .init(severity: "warning", code: "multiple-widget-urls",
-                      message: "\(urls.count) elements carry widgetURL; only the first in depth-first order (\(urls[0])) is used — keep one"))
+                .init(.multipleWidgetURLs,
+                      "\(urls.count) elements carry widgetURL; only the first in depth-first order (\(urls[0])) is used — keep one"))
         }
+        let capabilities = family.capabilities(policy)
         for element in tree.elements {
-            let name = element.id.map { "\(element.type) '\($0)'" } ?? element.type
-            if element.isLink {
-                if !family.supportsLinks(policy) {
-                    let other = LinkPolicy.allCases.first { $0 != policy && family.supportsLinks($0) }
-                    findings.append(
-                        .init(severity: "warning", code: "link-ignored-in-family",
-                              message: "\(name) is ignored in \(family.rawValue) under the \(policy.rawValue) link policy"
-                                + (other.map { "; the \($0.rawValue) policy would honour it" } ?? "; use widgetURL instead")))
-                }
-                if !hasID(element) {
-                    findings.append(.init(severity: "warning", code: "link-without-id",
-                                          message: "a link to \(element.url ?? "?") has no id, so a renderer cannot report a tap on it"))
-                }
-            }
-            if element.isControl {
-                if !family.allowsInteractiveControls {
-                    findings.append(.init(severity: "warning", code: "control-ignored-in-family",
-                                          message: "\(name) does nothing in \(family.rawValue), which has no interactive controls"))
-                }
-                if !hasID(element) {
-                    findings.append(.init(severity: "warning", code: "control-without-id",
-                                          message: "a \(element.type) for '\(element.action ?? "?")' has no id, so a renderer cannot report a tap on it"))
-                }
+            for rule in TapRule.rules(takingTapsOn: element) {
+                if !rule.isHonoured(by: capabilities) { findings.append(ignored(element, by: rule, family, policy)) }
+                if !hasID(element) { findings.append(unreachable(element, by: rule)) }
             }
             if let schemes {
-                for url in [element.widgetURL, element.isLink ? element.url : nil].compactMap({ $0 }) {
-                    if let scheme = URLParts.scheme(of: url), !schemes.contains(scheme) {
-                        findings.append(.init(severity: "info", code: "undeclared-scheme",
-                                              message: "\(url) uses the scheme '\(scheme)', which the app does not declare"))
-                    }
+                for url in [element.widgetURL, element.isLink ? element.url : nil].compactMap({ $0 }) where !TapRules.declares(url, schemes) {
+                    findings.append(
+                        .init(.undeclaredScheme, "\(url) uses the scheme '\(URLParts.scheme(of: url) ?? "")', which the app does not declare"))
                 }
             }
         }
         return findings
+    }
+
+    /// An element `rule` would take a tap on, in a family that does not honour the rule.
+    static func ignored(_ element: ViewElement, by rule: TapRule, _ family: WidgetFamily, _ policy: LinkPolicy) -> LintFinding {
+        let name = element.id.map { "\(element.type) '\($0)'" } ?? element.type
+        if rule == .link {
+            let other = LinkPolicy.allCases.first { $0 != policy && family.supportsLinks($0) }
+            return .init(
+                .linkIgnoredInFamily,
+                "\(name) is ignored in \(family.rawValue) under the \(policy.rawValue) link policy"
+                    + (other.map { "; the \($0.rawValue) policy would honour it" } ?? "; use widgetURL instead"))
+        }
+        return .init(.controlIgnoredInFamily, "\(name) does nothing in \(family.rawValue), which has no interactive controls")
+    }
+
+    /// An element `rule` would take a tap on, which a renderer cannot report.
+    static func unreachable(_ element: ViewElement, by rule: TapRule) -> LintFinding {
+        if rule == .link {
+            return .init(.linkWithoutID, "a link to \(element.url ?? "?") has no id, so a renderer cannot report a tap on it")
+        }
+        return .init(.controlWithoutID, "a \(element.type) for '\(element.action ?? "?")' has no id, so a renderer cannot report a tap on it")
     }
 
     /// A renderer reports the innermost element with an id, so an element is
@@ -391,7 +430,7 @@ public enum ContentLint {
     {
         let (tree, problems) = try ViewTree.parseRecovering(json, limits: limits)
         // A URL over the length limit is LimitExceeded for SetContent, invalid-url here.
-        let findings = problems.map { LintFinding(severity: "error", code: $0.code, message: $0.error.message) }
+        let findings = problems.map { LintFinding($0.code, $0.error.message) }
         return findings + lint(tree, family: family, policy: policy, schemes: schemes)
     }
 }

@@ -3,36 +3,32 @@ import WidgetHostInterfaces
 @_exported import enum WidgetHostCore.ActivityPresentation
 @_exported import enum WidgetHostCore.JSONValue
 @_exported import enum WidgetHostCore.OptionValue
+@_exported import enum WidgetHostCore.NoTapReason
 @_exported import enum WidgetHostCore.Surface
+@_exported import enum WidgetHostCore.TapDiagnostic
+@_exported import enum WidgetHostCore.TapOutcome
+@_exported import enum WidgetHostCore.TapVia
 @_exported import struct WidgetHostCore.ViewNode
 @_exported import enum WidgetHostCore.WidgetFamily
 import WidgetHostWire
 
-/// What a tap came to (docs/widgets.md).
-public enum TapOutcome: String, Sendable, CaseIterable {
-    case openURL = "open-url"
-    case continueUserActivity = "continue-user-activity"
-    case performAction = "perform-action"
-    case none
-}
-
 /// A tap's outcome and details, as `Tap` and `Resolve` answer.
 public struct TapResult: Sendable, Equatable {
-    public var outcome: TapOutcome
+    public var outcome: TapOutcome.Name
     public var appID: String
-    /// For `open-url`: the URL and how it was chosen (`link`, `widget-url`, `default`).
+    /// For `open-url`: the URL and how it was chosen.
     public var url: String?
-    public var via: String?
+    public var via: TapVia?
     /// For `continue-user-activity`.
     public var activityType: String?
     public var userInfo: [String: OptionValue]
     /// For `perform-action`.
     public var action: String?
     public var parameter: OptionValue?
-    /// For `none`: why, e.g. `app-does-not-support-car`.
-    public var reason: String?
-    /// Notes such as `multiple-widget-urls` or `undeclared-scheme`.
-    public var diagnostics: [String]
+    /// For `none`: why.
+    public var reason: NoTapReason?
+    /// What the rules noticed on the way.
+    public var diagnostics: [TapDiagnostic]
     /// Every detail as sent, including keys added later.
     public var details: [String: OptionValue]
 
@@ -42,17 +38,17 @@ public struct TapResult: Sendable, Equatable {
     }
 
     init(outcome: String, details raw: [String: OptionValue]) {
-        self.outcome = TapOutcome(rawValue: outcome) ?? .none
+        self.outcome = TapOutcome.Name(rawValue: outcome) ?? .none
         details = raw
         appID = raw["app_id"]?.stringValue ?? ""
         url = raw["url"]?.stringValue
-        via = raw["via"]?.stringValue
+        via = raw["via"]?.stringValue.flatMap(TapVia.init(rawValue:))
         activityType = raw["activity_type"]?.stringValue
         if case .dict(let info)? = raw["user_info"] { userInfo = info } else { userInfo = [:] }
         action = raw["action"]?.stringValue
         parameter = raw["parameter"]
-        reason = raw["reason"]?.stringValue
-        diagnostics = raw["diagnostics"]?.stringArrayValue ?? []
+        reason = raw["reason"]?.stringValue.flatMap(NoTapReason.init(rawValue:))
+        diagnostics = (raw["diagnostics"]?.stringArrayValue ?? []).compactMap(TapDiagnostic.init(rawValue:))
     }
 }
 
@@ -67,8 +63,8 @@ public struct DeliveryContext: Sendable, Equatable {
     public var activityID: String?
     public var presentation: ActivityPresentation?
     public var surface: Surface?
-    /// How a URL was chosen: `link`, `widget-url`, `default` or `open-url`.
-    public var via: String?
+    /// How a URL was chosen.
+    public var via: TapVia?
 
     init(_ context: [String: OptionValue]) {
         activationToken = context["activation-token"]?.stringValue
@@ -80,11 +76,11 @@ public struct DeliveryContext: Sendable, Equatable {
         activityID = source["activity_id"]?.stringValue
         presentation = source["presentation"]?.stringValue.flatMap(ActivityPresentation.init(rawValue:))
         surface = source["surface"]?.stringValue.flatMap(Surface.init(rawValue:))
-        via = source["via"]?.stringValue
+        via = source["via"]?.stringValue.flatMap(TapVia.init(rawValue:))
     }
 }
 
-/// A user activity to continue: for a widget, its kind and where it is (docs/widgets.md#resolution-rules, row W4).
+/// A user activity to continue: for a widget, its kind and where it is (docs/widgets.md#resolution-rules, rule `userActivity`).
 public struct UserActivity: Sendable, Equatable {
     public var activityType: String
     public var userInfo: [String: OptionValue]

@@ -154,7 +154,7 @@ extension HostService: Host1Apps.Server {
                 }
                 let delivery = Delivery(
                     appID: app.id, options: app.options, destination: app.deliveryDestination,
-                    outcome: .openURL(url: url, via: "open-url"), activationToken: token, source: ["via": .string("open-url")])
+                    outcome: .openURL(url: url, via: .openURL), activationToken: token, source: ["via": .string(TapVia.openURL.rawValue)])
                 let logger = self.logger
                 deliver(delivery) { error in
                     if let error { return reply.fail(error) }

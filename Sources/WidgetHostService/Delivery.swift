@@ -96,11 +96,11 @@ struct Delivery: Sendable {
     static func details(appID: String, _ resolution: TapResolution) -> [String: DBusValue] {
         var details: [String: DBusValue] = resolution.details.mapValues(\.dbusValue)
         details["app_id"] = .string(appID)
-        details["diagnostics"] = .strings(resolution.diagnostics)
+        details["diagnostics"] = .strings(resolution.diagnostics.map(\.rawValue))
         switch resolution.outcome {
         case .openURL(let url, let via):
             details["url"] = .string(url)
-            details["via"] = .string(via)
+            details["via"] = .string(via.rawValue)
         case .continueUserActivity(let type, let info):
             details["activity_type"] = .string(type)
             details["user_info"] = .vardict(info.mapValues(\.dbusValue))
@@ -108,7 +108,7 @@ struct Delivery: Sendable {
             details["action"] = .string(action)
             if let value = parameter.flatMap(value) { details["parameter"] = value }
         case .none(let reason):
-            details["reason"] = .string(reason)
+            details["reason"] = .string(reason.rawValue)
         }
         return details
     }
@@ -156,9 +156,9 @@ extension HostService {
         deliver: Bool
     ) {
         let details = Delivery.details(appID: app.id, resolution)
-        guard deliver else { return reply.succeed((resolution.outcome.name, details)) }
+        guard deliver else { return reply.succeed((resolution.outcome.name.rawValue, details)) }
         var source = source
-        if case .openURL(_, let via) = resolution.outcome { source["via"] = .string(via) }
+        if case .openURL(_, let via) = resolution.outcome { source["via"] = .string(via.rawValue) }
         let delivery = Delivery(
             appID: app.id, options: app.options, destination: app.deliveryDestination, outcome: resolution.outcome,
             activationToken: token, source: source)
@@ -168,7 +168,7 @@ extension HostService {
             if let error { details["error"] = .string(error.message) }
             // One a{sv} for the reply and the signal: a tap encodes its details
             // once. The binding checks both against the declared signatures.
-            let outcome = DBusValue.string(resolution.outcome.name)
+            let outcome = DBusValue.string(resolution.outcome.name.rawValue)
             let encoded = DBusValue.vardict(details)
             if let error { reply.fail(error) } else { reply.untyped.succeed([outcome, encoded]) }
             self?.assumeIsolated { service in
@@ -178,7 +178,7 @@ extension HostService {
                         path: Host1Widgets.objectPath, interface: Host1Widgets.name, member: tapped,
                         arguments: [.objectPath(target), outcome, encoded])
                 }
-                // docs/widgets.md#resolution-rules, row W1: after a control's action the widget's timeline is reloaded.
+                // docs/widgets.md#resolution-rules, rule control: after a control's action the widget's timeline is reloaded.
                 if case .performAction = resolution.outcome, case .string(let widgetID)? = source["widget_id"] {
                     service.requestReload(widgetID, .action)
                 }

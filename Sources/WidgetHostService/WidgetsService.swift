@@ -100,7 +100,7 @@ extension HostService: Host1Widgets.Server {
         // The limits SetContent applies, so the lint never passes what SetContent refuses.
         let findings = try ContentLint.lint(
             json: json, family: family, policy: configuration.linkPolicy, schemes: schemes, limits: configuration.contentLimits)
-        return findings.map { ($0.severity, $0.code, $0.message) }
+        return findings.map { ($0.severity.rawValue, $0.code.rawValue, $0.message) }
     }
 
 }

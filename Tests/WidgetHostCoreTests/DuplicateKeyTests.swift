@@ -26,7 +26,7 @@ struct DuplicateKeyTests {
         #expect(throws: HostError.self) { try WidgetBundle.parse(#"{"widgets":[],"widgets":[]}"#) }
         let findings = try ContentLint.lint(
             json: #"{"type":"v","a":1,"a":2,"children":[{"type":"t","b":1,"b":2}]}"#, family: .systemSmall, policy: .current)
-        #expect(findings.filter { $0.code == "duplicate-key" }.map(\.severity) == ["error", "error"])
+        #expect(findings.filter { $0.code == .duplicateKey }.map(\.severity) == [.error, .error])
     }
 }
 

@@ -853,32 +853,32 @@ struct ActivityTapRulesTests {
 
     @Test("Controls in compact presentations are ignored")
     func controlsInCompact() throws {
-        #expect(try resolve(.compactLeading, "clButton").outcome == .openURL(url: "tapme://activity", via: "default"))
+        #expect(try resolve(.compactLeading, "clButton").outcome == .openURL(url: "tapme://activity", via: .activityURL))
     }
 
     @Test("Links open only in expanded")
     func links() throws {
-        #expect(try resolve(.expanded, "exLinkLabel").outcome == .openURL(url: "tapme://ex-link", via: "link"))
+        #expect(try resolve(.expanded, "exLinkLabel").outcome == .openURL(url: "tapme://ex-link", via: .link))
         // Not in lockScreen: the lockScreen tree has no widgetURL, so the activity's opens.
-        #expect(try resolve(.lockScreen, "lsLinkLabel").outcome == .openURL(url: "tapme://activity", via: "default"))
-        #expect(try resolve(.compactLeading, "clLink").outcome == .openURL(url: "tapme://activity", via: "default"))
+        #expect(try resolve(.lockScreen, "lsLinkLabel").outcome == .openURL(url: "tapme://activity", via: .activityURL))
+        #expect(try resolve(.compactLeading, "clLink").outcome == .openURL(url: "tapme://activity", via: .activityURL))
     }
 
     @Test("The presentation's widgetURL, the first in pre-order, with multiple-widget-urls")
     func widgetURL() throws {
-        #expect(try resolve(.minimal, "m").outcome == .openURL(url: "tapme://minimal", via: "widget-url"))
+        #expect(try resolve(.minimal, "m").outcome == .openURL(url: "tapme://minimal", via: .widgetURL))
         #expect(try resolve(.minimal, "m").diagnostics.isEmpty)
         let expanded = try resolve(.expanded, "exText")
-        #expect(expanded.outcome == .openURL(url: "tapme://expanded", via: "widget-url"))
-        #expect(expanded.diagnostics == ["multiple-widget-urls"])
-        #expect(try resolve(.expanded, "").outcome == .openURL(url: "tapme://expanded", via: "widget-url"))
+        #expect(expanded.outcome == .openURL(url: "tapme://expanded", via: .widgetURL))
+        #expect(expanded.diagnostics == [.multipleWidgetURLs])
+        #expect(try resolve(.expanded, "").outcome == .openURL(url: "tapme://expanded", via: .widgetURL))
     }
 
     @Test("The activity-level widgetURL when the tree has none")
     func activityURL() throws {
         for (presentation, element) in [(ActivityPresentation.lockScreen, "lsText"), (.lockScreen, ""), (.compactTrailing, "ct"), (.compactLeading, "")] {
             let r = try resolve(presentation, element)
-            #expect(r.outcome == .openURL(url: "tapme://activity", via: "default"), "\(presentation) \(element)")
+            #expect(r.outcome == .openURL(url: "tapme://activity", via: .activityURL), "\(presentation) \(element)")
             #expect(r.diagnostics.isEmpty)
         }
     }
@@ -904,10 +904,10 @@ struct ActivityTapRulesTests {
         let json = activityJSON(
             widgetURL: "mail:a@b", [.expanded: #"{"type":"link","id":"l","url":"https://example.org"}"#, .minimal: #"{"type":"t","widgetURL":"ftp://x"}"#])
         let link = try resolve(.expanded, "l", json: json)
-        #expect(link.outcome == .openURL(url: "https://example.org", via: "link") && link.diagnostics == ["undeclared-scheme"])
-        #expect(try resolve(.minimal, "", json: json).diagnostics == ["undeclared-scheme"])
+        #expect(link.outcome == .openURL(url: "https://example.org", via: .link) && link.diagnostics == [.undeclaredScheme])
+        #expect(try resolve(.minimal, "", json: json).diagnostics == [.undeclaredScheme])
         let activityLevel = try resolve(.lockScreen, "", json: json)
-        #expect(activityLevel.outcome == .openURL(url: "mail:a@b", via: "default") && activityLevel.diagnostics == ["undeclared-scheme"])
+        #expect(activityLevel.outcome == .openURL(url: "mail:a@b", via: .activityURL) && activityLevel.diagnostics == [.undeclaredScheme])
         #expect(try resolve(.lockScreen, "").diagnostics.isEmpty)
     }
 
@@ -923,11 +923,11 @@ struct ActivityTapRulesTests {
     @Test("Car: only apps that support car")
     func car() throws {
         let none = try resolve(.lockScreen, "pause", surface: .car)
-        #expect(none.outcome == .none(reason: "app-does-not-support-car"))
+        #expect(none.outcome == .none(reason: .appDoesNotSupportCar))
         var carApp = app
         carApp.surfaces = [.desktop, .car]
         #expect(try resolve(.lockScreen, "pause", surface: .car, app: carApp).outcome == .performAction(action: "pause", parameter: .object(["n": .integer(1)])))
-        #expect(try resolve(.minimal, "", surface: .car, app: carApp).outcome == .openURL(url: "tapme://minimal", via: "widget-url"))
+        #expect(try resolve(.minimal, "", surface: .car, app: carApp).outcome == .openURL(url: "tapme://minimal", via: .widgetURL))
     }
 
     @Test(
@@ -941,23 +941,23 @@ struct ActivityTapRulesTests {
         watchApp.liveActivityLaunchTypes = types
         let r = try resolve(.lockScreen, "lsText", surface: .watch, app: watchApp)
         if launches {
-            #expect(r.outcome == .openURL(url: "tapme://activity", via: "default"))
+            #expect(r.outcome == .openURL(url: "tapme://activity", via: .activityURL))
             #expect(r.details["offer_primary"] == nil)
         } else {
-            #expect(r.outcome == .none(reason: "watch-launch-not-supported"))
+            #expect(r.outcome == .none(reason: .watchLaunchNotSupported))
             #expect(r.details["offer_primary"] == .bool(true))
         }
         #expect(ActivityTapRules.launchesFromWatch(app: watchApp, attributesType: "DeliveryAttributes") == launches)
         // Other surfaces do not look at the launch types.
-        #expect(try resolve(.lockScreen, "lsText", surface: .lockScreen, app: watchApp).outcome.name == "open-url")
+        #expect(try resolve(.lockScreen, "lsText", surface: .lockScreen, app: watchApp).outcome.name == .openURL)
     }
 
     @Test("Car is checked before watch rules and before controls")
     func carFirst() throws {
         var watchApp = app
         watchApp.liveActivityLaunchTypes = []
-        #expect(try resolve(.expanded, "exToggle", surface: .car, app: watchApp).outcome == .none(reason: "app-does-not-support-car"))
-        #expect(try resolve(.expanded, "exToggle", surface: .watch, app: watchApp).outcome.name == "perform-action")
+        #expect(try resolve(.expanded, "exToggle", surface: .car, app: watchApp).outcome == .none(reason: .appDoesNotSupportCar))
+        #expect(try resolve(.expanded, "exToggle", surface: .watch, app: watchApp).outcome.name == .performAction)
     }
 
     @Test("An ended activity that is still shown resolves as before, reporting its state")
@@ -966,16 +966,16 @@ struct ActivityTapRulesTests {
         _ = try store.end(id: a.id, options: [:], now: now)
         a = try #require(store.activity(a.id))
         let r = try ActivityTapRules.resolve(presentation: .expanded, elementID: "exLinkLabel", surface: .desktop, activity: a, app: app, now: now)
-        #expect(r.outcome == .openURL(url: "tapme://ex-link", via: "link"))
+        #expect(r.outcome == .openURL(url: "tapme://ex-link", via: .link))
         #expect(r.details["activity_state"] == .string("ended"))
         let stale = try ActivityTapRules.resolve(
             presentation: .minimal, elementID: "", surface: .desktop, activity: a, app: app, now: now)
-        #expect(stale.outcome == .openURL(url: "tapme://minimal", via: "widget-url"))
+        #expect(stale.outcome == .openURL(url: "tapme://minimal", via: .widgetURL))
     }
 
     @Test("TapResolution's details default to empty")
     func detailsDefault() {
-        let r = TapResolution(outcome: .none(reason: "x"))
+        let r = TapResolution(outcome: .none(reason: .appDoesNotSupportCar))
         #expect(r.details.isEmpty && r.diagnostics.isEmpty)
     }
 }

@@ -81,46 +81,46 @@ struct WidgetRulesTests {
           {"type":"text","id":"plain"}]}
         """
 
-    @Test("Rule 1: a control performs its action in interactive families, innermost control wins over an outer link")
+    @Test("Rule control: a control performs its action in interactive families, innermost control wins over an outer link")
     func controls() throws {
         for family in WidgetFamily.allCases {
             let r = try WidgetTapRules.resolve(elementID: "inner", surface: .desktop, policy: .current, context(family, Self.mixed))
             if family.allowsInteractiveControls {
                 #expect(r.outcome == .performAction(action: "refresh", parameter: nil), "\(family)")
             } else {
-                #expect(r.outcome.name != "perform-action", "\(family)")
+                #expect(r.outcome.name != .performAction, "\(family)")
             }
         }
     }
 
-    @Test("Rule 2: links open in link families, per policy", arguments: LinkPolicy.allCases)
+    @Test("Rule link: links open in link families, per policy", arguments: LinkPolicy.allCases)
     func links(policy: LinkPolicy) throws {
         for family in WidgetFamily.allCases {
             let r = try WidgetTapRules.resolve(elementID: "label", surface: .desktop, policy: policy, context(family, Self.mixed))
             if family.supportsLinks(policy) {
-                #expect(r.outcome == .openURL(url: "tap-me-widget://show-red", via: "link"), "\(family) \(policy)")
+                #expect(r.outcome == .openURL(url: "tap-me-widget://show-red", via: .link), "\(family) \(policy)")
             } else {
-                #expect(r.outcome == .openURL(url: "tap-me-widget://background", via: "widget-url"), "\(family) \(policy)")
+                #expect(r.outcome == .openURL(url: "tap-me-widget://background", via: .widgetURL), "\(family) \(policy)")
             }
         }
         #expect(WidgetFamily.systemSmall.supportsLinks(.current) && !WidgetFamily.systemSmall.supportsLinks(.legacy))
         #expect(WidgetFamily.accessoryRectangular.supportsLinks(.current) && !WidgetFamily.accessoryRectangular.supportsLinks(.legacy))
     }
 
-    @Test("Rule 3: the first widgetURL in pre-order, with multiple-widget-urls")
+    @Test("Rule widgetURL: the first widgetURL in pre-order, with multiple-widget-urls")
     func widgetURLs() throws {
         let json = """
             {"type":"v","children":[{"type":"a","id":"x","children":[{"type":"b","widgetURL":"tap-me-widget://first"}]},{"type":"c","widgetURL":"other://second"}]}
             """
         let r = try WidgetTapRules.resolve(elementID: "", surface: .desktop, policy: .current, context(.systemSmall, json))
-        #expect(r.outcome == .openURL(url: "tap-me-widget://first", via: "widget-url"))
-        #expect(r.diagnostics == ["multiple-widget-urls"])
+        #expect(r.outcome == .openURL(url: "tap-me-widget://first", via: .widgetURL))
+        #expect(r.diagnostics == [.multipleWidgetURLs])
         let single = try WidgetTapRules.resolve(
             elementID: "", surface: .desktop, policy: .current, context(.systemSmall, "{\"type\":\"t\",\"widgetURL\":\"mail:x@y\"}"))
-        #expect(single.diagnostics == ["undeclared-scheme"])
+        #expect(single.diagnostics == [.undeclaredScheme])
     }
 
-    @Test("Rule 4: no URL continues the user activity, with configuration and intent when configurable")
+    @Test("Rule userActivity: no URL continues the user activity, with configuration and intent when configurable")
     func userActivity() throws {
         let r = try WidgetTapRules.resolve(
             elementID: "", surface: .desktop, policy: .current, context(.systemMedium, nil, intent: "SelectHeroIntent"))
@@ -165,11 +165,74 @@ struct WidgetRulesTests {
     @Test("Car is checked first; unknown elements are UnknownElement")
     func carAndUnknown() throws {
         let r = try WidgetTapRules.resolve(elementID: "go", surface: .car, policy: .current, context(.systemSmall, Self.mixed))
-        #expect(r.outcome == .none(reason: "app-does-not-support-car"))
+        #expect(r.outcome == .none(reason: .appDoesNotSupportCar))
         var carApp = app
         carApp.surfaces = [.desktop, .car]
         let ok = try WidgetTapRules.resolve(elementID: "go", surface: .car, policy: .current, context(.systemSmall, Self.mixed, app: carApp))
         #expect(ok.outcome == .performAction(action: "refresh", parameter: nil))
         #expect(errorName { _ = try WidgetTapRules.resolve(elementID: "ghost", surface: .desktop, policy: .current, context(.systemSmall, Self.mixed)) } == .unknownElement)
+    }
+}
+
+@Suite("The rule table")
+struct RuleTableTests {
+    /// The rows of the first markdown table after `heading` in docs/widgets.md whose
+    /// first cell is code, as cells.
+    static func rows(after heading: String, header: String) throws -> [[String]] {
+        let docs = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../docs/widgets.md")
+        let text = try String(contentsOf: docs, encoding: .utf8)
+        let section = try #require(text.range(of: heading)).upperBound
+        let table = try #require(text.range(of: header, range: section..<text.endIndex)).lowerBound
+        return text[table...].split(separator: "\n", omittingEmptySubsequences: false).prefix { $0.hasPrefix("|") }.dropFirst(2).map { line in
+            line.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
+        }
+    }
+
+    static func codes(_ cell: String) -> [String] {
+        cell.split(separator: "`", omittingEmptySubsequences: false).enumerated().filter { $0.offset % 2 == 1 }.map { String($0.element) }
+    }
+
+    @Test("docs/widgets.md lists the rules in the code's order")
+    func order() throws {
+        let rules = try Self.rows(after: "## Resolution rules", header: "| rule |").map { Self.codes($0[0]).first ?? "" }
+        #expect(rules == TapRule.allCases.map(\.rawValue))
+    }
+
+    @Test("docs/widgets.md says what each family and presentation honours, as the code does")
+    func capabilities() throws {
+        let rows = try Self.rows(after: "## Resolution rules", header: "| family or presentation |")
+        var seen: [String] = []
+        for row in rows {
+            for name in Self.codes(row[0]) {
+                seen.append(name)
+                let documented = (controls: row[1] == "yes", current: row[2] == "yes", legacy: row[3] == "yes")
+                if let family = WidgetFamily(rawValue: name) {
+                    #expect(family.capabilities(.current) == TapCapabilities(controls: documented.controls, links: documented.current), "\(name)")
+                    #expect(family.capabilities(.legacy) == TapCapabilities(controls: documented.controls, links: documented.legacy), "\(name)")
+                } else {
+                    let presentation = try #require(ActivityPresentation(rawValue: name), "\(name)")
+                    #expect(presentation.capabilities == TapCapabilities(controls: documented.controls, links: documented.current), "\(name)")
+                    #expect(documented.current == documented.legacy, "\(name): the link policy is for widget families only")
+                }
+            }
+        }
+        #expect(Set(seen) == Set(WidgetFamily.allCases.map(\.rawValue) + ActivityPresentation.allCases.map(\.rawValue)))
+    }
+
+    @Test("Every diagnostic a tap can give has the lint code of the same name")
+    func diagnosticsLint() {
+        for diagnostic in TapDiagnostic.allCases { #expect(LintCode(rawValue: diagnostic.rawValue) != nil, "\(diagnostic)") }
+    }
+
+    @Test("The lint warns about exactly the elements the rules ignore in a family")
+    func lintFollowsRules() throws {
+        let t = try tree(WidgetRulesTests.mixed)
+        for policy in LinkPolicy.allCases {
+            for family in WidgetFamily.allCases {
+                let codes = Set(ContentLint.lint(t, family: family, policy: policy).map(\.code))
+                #expect(codes.contains(.linkIgnoredInFamily) == !family.supportsLinks(policy), "\(family) \(policy)")
+                #expect(codes.contains(.controlIgnoredInFamily) == !family.allowsInteractiveControls, "\(family) \(policy)")
+            }
+        }
     }
 }

@@ -30,7 +30,7 @@ struct RulesTests {
         let renderer = try await fixture.connect()
         defer { renderer.close() }
 
-        // The families where links count under each policy (docs/widgets.md#resolution-rules, row W2).
+        // The families where links count under each policy (docs/widgets.md#resolution-rules).
         let linkFamilies: Set<String> =
             policy == "current" ? ["systemSmall", "systemMedium", "accessoryRectangular"] : ["systemMedium"]
         var expectedURLs: [String] = []

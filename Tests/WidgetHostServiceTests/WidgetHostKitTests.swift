@@ -26,7 +26,7 @@ struct WidgetHostKitTests {
         let bus = BusAddress.address(fixture.bus.address)
         let received = Received()
         let app = WidgetHostApp(appID: "org.example.Kit", schemes: ["kit"], bundle: Self.bundle)
-        app.onOpenURL { url, context in received.add("url \(url) token=\(context.activationToken ?? "-") widget=\(context.widgetID ?? "-") via=\(context.via ?? "-")") }
+        app.onOpenURL { url, context in received.add("url \(url) token=\(context.activationToken ?? "-") widget=\(context.widgetID ?? "-") via=\(context.via?.rawValue ?? "-")") }
         app.onContinueUserActivity { activity, context in
             received.add("activity \(activity.activityType) family=\(context.family?.rawValue ?? "-") info=\(activity.userInfo["kind"]?.stringValue ?? "-")")
         }
@@ -54,9 +54,9 @@ struct WidgetHostKitTests {
         #expect(try await renderer.widgets().first?.content == tree)
 
         let opened = try await renderer.tap(widget.id, element: "name", activationToken: "tok-9")
-        #expect(opened.outcome == .openURL && opened.url == "kit://hero/spouty" && opened.via == "widget-url")
+        #expect(opened.outcome == .openURL && opened.url == "kit://hero/spouty" && opened.via == .widgetURL)
         let linked = try await renderer.tap(widget.id, element: "board")
-        #expect(linked.outcome == .openURL && linked.url == "kit://leaderboard" && linked.via == "link")
+        #expect(linked.outcome == .openURL && linked.url == "kit://leaderboard" && linked.via == .link)
         let acted = try await renderer.tap(widget.id, element: "heal", surface: .lockScreen)
         #expect(acted.outcome == .performAction && acted.action == "heal" && acted.parameter == .string("spouty"))
         let inline = try await renderer.addWidget(appID: "org.example.Kit", kind: "Hero", family: .accessoryInline)
@@ -205,7 +205,7 @@ struct EmojiRangersSwiftTests {
         let board = try await renderer.addWidget(appID: "org.example.EmojiRangersSwift", kind: "LeaderboardWidget", family: .systemMedium)
         #expect(await eventually { (try? await renderer.widgets().first { $0.id == board.id }?.content)?.children.count == 3 })
         let opened = try await renderer.tap(board.id, element: "egghead")
-        #expect(opened.outcome == .openURL && opened.via == "link" && opened.url == "emoji-rangers://hero/egghead")
+        #expect(opened.outcome == .openURL && opened.via == .link && opened.url == "emoji-rangers://hero/egghead")
         #expect(await eventually { printed().contains("showing emoji-rangers://hero/egghead") })
     }
 }

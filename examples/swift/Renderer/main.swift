@@ -39,7 +39,7 @@ case "tap":
     let token = arguments.firstIndex(of: "--token").map { arguments[$0 + 1] }
     let element = arguments.count > 2 && arguments[2] != "--token" ? arguments[2] : ""
     let result = try await renderer.tap(arguments[1], element: element, activationToken: token)
-    print("\(result.outcome.rawValue) \(result.url ?? result.action ?? result.activityType ?? result.reason ?? "")")
+    print("\(result.outcome.rawValue) \(result.url ?? result.action ?? result.activityType ?? result.reason?.rawValue ?? "")")
 case "watch":
     for await change in try await renderer.changes() { print(change) }
 default:
