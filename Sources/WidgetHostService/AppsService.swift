@@ -18,10 +18,8 @@ extension HostService: Host1Apps.Server {
     }
 
     public nonisolated func reload(_ call: MethodCall, reply: TypedReply<Void>) {
-        Task { [weak self] in
-            guard let self else { return reply.fail(DBusError.failed("the host is shutting down")) }
-            let scan = await Self.scan(self.configuration.xdg)
-            await self.applyScan(scan)
+        spawn { service in
+            service.applyScan(await Self.scan(service.configuration.xdg))
             reply.succeed()
         }
     }
@@ -58,7 +56,7 @@ extension HostService: Host1Apps.Server {
         _ call: MethodCall, _ reply: TypedReply<T>, _ body: @escaping @Sendable (isolated HostService, CallerIdentity) throws -> T
     ) {
         inOrder(call) { service in
-            service.withCaller(call.sender, reply: reply) { identity, _ in try body(service, identity) }
+            service.withCaller(call.sender, reply: reply) { service, identity, _ in try body(service, identity) }
         }
     }
 
@@ -80,24 +78,28 @@ extension HostService: Host1Apps.Server {
         } catch {
             return reply.fail(error)
         }
-        withCaller(sender, nameOwnerOf: appID, reply: reply) { [self] identity, nameOwner in
-            let outcome = try registry.register(
-                appID: appID, owner: sender, options: options, identity: identity, ownsName: nameOwner == sender)
-            switch outcome {
-            case .registered:
-                logger.info("registered", metadata: ["app": "\(appID)", "owner": "\(sender)", "sandbox": "\(identity)"])
-                emitAppRegistered(appID)
-            case .replaced(let previous):
-                logger.info(
-                    "registration taken over by the owner of the app's bus name",
-                    metadata: ["app": "\(appID)", "owner": "\(sender)", "previous": "\(previous)"])
-                emitAppUnregistered(appID)
-                emitAppRegistered(appID)
-            case .updated:
-                logger.debug("registration updated", metadata: ["app": "\(appID)", "owner": "\(sender)"])
-            }
-            providerMayHaveChanged(appID)
+        withCaller(sender, nameOwnerOf: appID, reply: reply) { service, identity, nameOwner in
+            try service.register(sender, appID, options, identity, ownsName: nameOwner == sender)
         }
+    }
+
+    private func register(_ sender: String, _ appID: String, _ options: [String: OptionValue], _ identity: CallerIdentity, ownsName: Bool) throws {
+        let outcome = try registry.register(
+            appID: appID, owner: sender, options: options, identity: identity, ownsName: ownsName)
+        switch outcome {
+        case .registered:
+            logger.info("registered", metadata: ["app": "\(appID)", "owner": "\(sender)", "sandbox": "\(identity)"])
+            emitAppRegistered(appID)
+        case .replaced(let previous):
+            logger.info(
+                "registration taken over by the owner of the app's bus name",
+                metadata: ["app": "\(appID)", "owner": "\(sender)", "previous": "\(previous)"])
+            emitAppUnregistered(appID)
+            emitAppRegistered(appID)
+        case .updated:
+            logger.debug("registration updated", metadata: ["app": "\(appID)", "owner": "\(sender)"])
+        }
+        providerMayHaveChanged(appID)
     }
 
     func unregisterApp(_ appID: String, _ sender: String, _ identity: CallerIdentity) throws {
@@ -140,14 +142,14 @@ extension HostService: Host1Apps.Server {
                 token = s
             }
             let xdg = configuration.xdg
-            Task {
+            spawn { [token] service in
                 // mimeapps.list is read off the connection's thread.
                 let defaults = await withCheckedContinuation { continuation in
                     DispatchQueue.global(qos: .userInitiated).async {
                         continuation.resume(returning: MimeApps.defaultHandlers(forScheme: scheme, dirs: xdg))
                     }
                 }
-                guard let app = registry.route(scheme: scheme, mimeDefaults: defaults) else {
+                guard let app = service.registry.route(scheme: scheme, mimeDefaults: defaults) else {
                     return reply.fail(
                         HostError.unknownApp(
                             "no known app handles the scheme '\(scheme)'; an app declares it with RegisterApp's 'schemes' or MimeType=x-scheme-handler/\(scheme); in its desktop entry"))
@@ -155,8 +157,8 @@ extension HostService: Host1Apps.Server {
                 let delivery = Delivery(
                     appID: app.id, options: app.options, destination: app.deliveryDestination,
                     outcome: .openURL(url: url, via: .openURL), activationToken: token, source: ["via": .string(TapVia.openURL.rawValue)])
-                let logger = self.logger
-                deliver(delivery) { error in
+                let logger = service.logger
+                service.deliver(delivery) { error in
                     if let error { return reply.fail(error) }
                     logger.info("URL opened", metadata: ["app": "\(app.id)", "scheme": "\(scheme)"])
                     reply.succeed(app.id)

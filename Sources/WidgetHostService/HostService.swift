@@ -45,6 +45,16 @@ public struct HostConfiguration: Sendable {
     }
 }
 
+/// The host's timers: one per concern, never one per item.
+enum HostTimer: CaseIterable, Sendable {
+    /// The next Live Activity deadline (stale, end, removal); see `rearmActivityTimer()`.
+    case activities
+    /// The timeline engine's next deadline; see `rearmTimelineTimer()`.
+    case timelines
+    /// Writing what the state directory refused, again (see StateService.swift).
+    case storage
+}
+
 /// The host's state and its D-Bus face. Runs on the connection's thread (the
 /// actor's executor), so every change happens in the order the bus delivered
 /// the messages that caused it.
@@ -59,9 +69,7 @@ public actor HostService {
     /// Built on first use; see `widgetInterfaces()`.
     var sharedWidgetInterfaces: [ExportedInterface]?
     var activities: LiveActivityStore
-    /// Fires at the next Live Activity deadline (stale, end, removal); see `rearmActivityTimer()`.
-    var activityTimer: (any DispatchSourceTimer)?
-    /// The deadline the timer is armed for, so operations can tell cheaply whether one has passed.
+    /// The deadline the activities' timer is armed for, so operations can tell cheaply whether one has passed.
     var activityDeadline: Date?
     var sharedActivityInterfaces: [ExportedInterface]?
     /// The last `LiveActivities.Order` announced, to emit PropertiesChanged only on change.
@@ -71,16 +79,18 @@ public actor HostService {
     var pendingDeliveries: [String: Int] = [:]
     /// The state directory; nil until `start()` opened it.
     var state: StateDirectory?
-    /// Retries writing what the state directory refused (see StateService.swift).
-    var storageTimer: (any DispatchSourceTimer)?
     /// Since when the state directory refuses writes; nil while it takes them.
     var storageFailingSince: Date?
     /// How long the next retry waits; doubles up to a minute while writes fail.
     var storageRetryDelay: TimeInterval = 1
     /// No compaction is tried before this, after one failed.
     var nextCompactionAttempt: Date?
-    /// Fires at the timeline engine's next deadline; see `rearmTimelineTimer()`.
-    var timelineTimer: (any DispatchSourceTimer)?
+    /// Each timer's wall-clock deadline: `arm(_:at:)` sets them, `run()` fires them.
+    var deadlines: [HostTimer: Date] = [:]
+    /// The timer loop waiting for a deadline to change; `arm(_:at:)` resumes it.
+    private var deadlineChange: CheckedContinuation<Void, Never>?
+    /// Work a handler starts that outlives its call; `run()` runs each as its child.
+    private let jobs = AsyncStream<Job>.makeStream()
     /// Name owners changing on the bus, watched from `start()` on; `run()` reads them.
     private var ownerChanges: AsyncStream<NameOwnerChange>?
     /// Each connection's identity once looked up (see IdentityService.swift).
@@ -127,13 +137,90 @@ public actor HostService {
         logger.info("serving \(Host1Apps.objectPath)", metadata: ["interfaces": "\(root.map(\.description.name))"])
     }
 
-    /// Ends the registrations of every connection that closes, until the
-    /// calling task is cancelled. Runs beside the daemon's wait for the bus
-    /// (see `HostDaemon.run()`), after `start()`.
+    /// Serves what happens between calls, until the calling task is cancelled:
+    /// ends the registrations of every connection that closes, fires the timers,
+    /// and runs the work handlers started (``spawn(_:)``), each as a child task.
+    /// Runs beside the daemon's wait for the bus (see `HostDaemon.run()`), after `start()`.
     public func run() async {
+        await withDiscardingTaskGroup { group in
+            group.addTask { await self.watchConnections() }
+            group.addTask { await self.serveTimers() }
+            for await job in jobs.stream { group.addTask { await job(self) } }
+        }
+    }
+
+    private func watchConnections() async {
         guard let changes = ownerChanges else { return }
         for await change in changes where change.name.hasPrefix(":") && change.newOwner.isEmpty {
             connectionClosed(change.name)
+        }
+    }
+
+    /// What a handler starts that outlives its call (a lookup, a scan): run by `run()`, on this actor.
+    typealias Job = @Sendable (isolated HostService) async -> Void
+
+    /// Runs `job` as a child task of `run()`.
+    nonisolated func spawn(_ job: @escaping Job) {
+        jobs.continuation.yield(job)
+    }
+
+    // MARK: Timers
+
+    /// Arms `timer` for a wall-clock `deadline`, or disarms it with `nil`.
+    func arm(_ timer: HostTimer, at deadline: Date?) {
+        guard deadlines[timer] != deadline else { return }
+        deadlines[timer] = deadline
+        deadlineChange?.resume()
+        deadlineChange = nil
+    }
+
+    /// Fires each timer whose deadline passed, then sleeps until the next
+    /// deadline or until one changes.
+    private func serveTimers() async {
+        while !Task.isCancelled {
+            let now = self.now
+            for timer in HostTimer.allCases {
+                guard let deadline = deadlines[timer], deadline <= now else { continue }
+                deadlines[timer] = nil
+                fire(timer)
+            }
+            let next = deadlines.values.min()
+            await withTaskGroup(of: Void.self) { group in
+                if let next {
+                    // Deadlines are wall-clock times: waking at least once a minute
+                    // notices a clock set forward or a machine that slept.
+                    let wait = min(max(0, next.timeIntervalSince(now)), 60)
+                    group.addTask { try? await Task.sleep(for: .milliseconds(Int(wait * 1000) + 1), tolerance: .milliseconds(20)) }
+                }
+                group.addTask { await self.untilDeadlineChanges() }
+                await group.next()
+                group.cancelAll()
+            }
+        }
+    }
+
+    private func fire(_ timer: HostTimer) {
+        switch timer {
+        case .activities: activityDeadlinePassed()
+        case .timelines: timelineDeadlinePassed()
+        case .storage: retryStorage()
+        }
+    }
+
+    /// Returns once `arm(_:at:)` changes a deadline, or the calling task is cancelled.
+    private func untilDeadlineChanges() async {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                if Task.isCancelled { continuation.resume() } else { deadlineChange = continuation }
+            }
+        } onCancel: { [connection] in
+            // The handler may run on any thread; the continuation belongs to this actor.
+            connection.async {
+                self.assumeIsolated { service in
+                    service.deadlineChange?.resume()
+                    service.deadlineChange = nil
+                }
+            }
         }
     }
 
@@ -143,14 +230,9 @@ public actor HostService {
             do { try state.compact(durableImage()) } catch { logger.error("could not compact the state directory: \(error)") }
         }
         ownerChanges = nil
+        jobs.continuation.finish()
         // The exported handlers hold this service; let both go.
         connection.unexportAll()
-        activityTimer?.cancel()
-        activityTimer = nil
-        timelineTimer?.cancel()
-        timelineTimer = nil
-        storageTimer?.cancel()
-        storageTimer = nil
     }
 
     func connectionClosed(_ owner: String) {

@@ -32,22 +32,22 @@ extension HostService {
     /// returns or throws. At once when the identity is cached and no name is asked for.
     func withCaller<T>(
         _ sender: String, nameOwnerOf name: String? = nil, reply: TypedReply<T>,
-        _ body: @escaping (CallerIdentity, String?) throws -> T
+        _ body: @escaping @Sendable (isolated HostService, CallerIdentity, String?) throws -> T
     ) {
         if name == nil, let known = identities[sender] {
-            do { reply.succeed(try body(try known.get(), nil)) } catch { reply.fail(error) }
+            do { reply.succeed(try body(self, try known.get(), nil)) } catch { reply.fail(error) }
             return
         }
         if held[sender] == nil { held[sender] = [] }
-        Task {
+        spawn { service in
             do {
-                let identity = try await identity(of: sender)
-                let owner: String? = if let name { try await connection.nameOwner(name) } else { nil }
-                reply.succeed(try body(identity, owner))
+                let identity = try await service.identity(of: sender)
+                let owner: String? = if let name { try await service.connection.nameOwner(name) } else { nil }
+                reply.succeed(try body(service, identity, owner))
             } catch {
                 reply.fail(error)
             }
-            releaseHeld(sender)
+            service.releaseHeld(sender)
         }
     }
 

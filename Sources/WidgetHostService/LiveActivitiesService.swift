@@ -150,7 +150,7 @@ extension HostService: Host1LiveActivities.Server {
     /// One timer, on the connection's thread, for the next stale date, 8 h end or dismissal.
     func rearmActivityTimer() {
         activityDeadline = activities.nextDeadline(after: now)
-        arm(&activityTimer, at: activityDeadline) { service in service.activityDeadlinePassed() }
+        arm(.activities, at: activityDeadline)
     }
 
     func activityDeadlinePassed() {

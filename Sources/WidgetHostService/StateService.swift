@@ -90,7 +90,7 @@ extension HostService {
         } catch {
             storageFailed(error)
             // Opening the journal may have found it behind: write the whole state once it can.
-            if storageTimer == nil { armStorageRetry() }
+            if deadlines[.storage] == nil { armStorageRetry() }
             throw HostError(
                 .storageFailed,
                 "the state directory \(state.path) cannot take the change (\(error)); nothing was changed and everything else goes on working — free space on that disk or make the directory writable, then send it again")
@@ -140,23 +140,23 @@ extension HostService {
         storageFailingSince = nil
         storageRetryDelay = 1
         logger.notice("the state directory takes writes again", metadata: ["after": "\(Int(now.timeIntervalSince(since))) s"])
-        if state?.needsSnapshot != true { arm(&storageTimer, at: nil) { _ in } }
+        if state?.needsSnapshot != true { arm(.storage, at: nil) }
     }
 
     /// Retries, with a growing delay, while the files lag behind the model.
     func armStorageRetry() {
         guard state?.needsSnapshot == true else { return }
-        arm(&storageTimer, at: now.addingTimeInterval(storageRetryDelay)) { service in service.retryStorage() }
+        arm(.storage, at: now.addingTimeInterval(storageRetryDelay))
         storageRetryDelay = min(storageRetryDelay * 2, 60)
     }
 
     /// Writes the whole state once the directory takes it again.
     func retryStorage() {
-        guard let state, state.needsSnapshot else { return arm(&storageTimer, at: nil) { _ in } }
+        guard let state, state.needsSnapshot else { return arm(.storage, at: nil) }
         do {
             try state.compact(durableImage())
             storageWorks()
-            arm(&storageTimer, at: nil) { _ in }
+            arm(.storage, at: nil)
         } catch {
             storageFailed(error)
             armStorageRetry()

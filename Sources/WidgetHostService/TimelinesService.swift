@@ -302,38 +302,11 @@ extension HostService {
     // MARK: The timer
 
     func rearmTimelineTimer() {
-        arm(&timelineTimer, at: timelines.nextDeadline()) { service in service.timelineDeadlinePassed() }
+        arm(.timelines, at: timelines.nextDeadline())
     }
 
     func timelineDeadlinePassed() {
         apply(timelines.advance(to: now))
         rearmTimelineTimer()
     }
-
-    /// Arms `timer` (made on first use, on the connection's thread) for a wall-clock
-    /// `deadline`, so a suspended machine wakes up to the deadlines that passed
-    /// meanwhile; cancels it when there is none. One timer per concern, never one per item.
-    func arm(
-        _ timer: inout (any DispatchSourceTimer)?, at deadline: Date?, _ handler: @escaping @Sendable (isolated HostService) -> Void
-    ) {
-        guard let deadline else {
-            timer?.cancel()
-            timer = nil
-            return
-        }
-        if timer == nil {
-            // A wall-clock timer keeps counting while the machine sleeps; it
-            // fires on a global queue and hands over to the connection's thread.
-            let source = DispatchSource.makeTimerSource(queue: .global(qos: .utility))
-            source.setEventHandler { [weak self, connection] in
-                guard let service = self else { return }
-                connection.async { service.assumeIsolated { handler($0) } }
-            }
-            source.resume()
-            timer = source
-        }
-        let wait = max(0, deadline.timeIntervalSince(now))
-        timer?.schedule(wallDeadline: .now() + .milliseconds(Int(min(wait, 86_400) * 1000) + 1), leeway: .milliseconds(20))
-    }
 }
-
