@@ -1,30 +1,20 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
+import Synchronization
 
-/// A value guarded by a pthread mutex, for state that holds pointers and
-/// continuations (which `Synchronization.Mutex` would make us `send`).
+/// A value guarded by a `Synchronization.Mutex`, for state that holds pointers
+/// and continuations: `Mutex.withLock` hands its result back as `sending`,
+/// which such values cannot be, so the value lives beside the mutex and the
+/// result leaves the lock through a local.
 package final class Locked<Value>: @unchecked Sendable {
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    private let mutex = Mutex(())
     private var value: Value
 
     package init(_ value: Value) {
         self.value = value
-        mutex = .allocate(capacity: 1)
-        mutex.initialize(to: pthread_mutex_t())
-        pthread_mutex_init(mutex, nil)
     }
 
-    deinit {
-        pthread_mutex_destroy(mutex)
-        mutex.deallocate()
-    }
-
-    package func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        return try body(&value)
+    package func withLock<R, E: Error>(_ body: (inout Value) throws(E) -> R) throws(E) -> R {
+        var result: Result<R, E>?
+        mutex.withLock { _ in result = Result { () throws(E) -> R in try body(&value) } }
+        return try result!.get()
     }
 }

@@ -1,6 +1,7 @@
 import DBus
 import Foundation
 import PrivateBus
+import Synchronization
 import Testing
 
 /// Where the package's built executables are (next to the test bundle).
@@ -48,8 +49,7 @@ final class HostFixture: @unchecked Sendable {
 
     deinit { stop() }
 
-    private let stopped = NSLock()
-    private var isStopped = false
+    private let stopped = Mutex(false)
 
     /// Starts the bus once fewer than `HostFixture.gate`'s limit of fixtures run,
     /// so a parallel test run does not start dozens of daemons at once on a small machine.
@@ -67,10 +67,10 @@ final class HostFixture: @unchecked Sendable {
 
     /// Stops the host and the bus without blocking the caller's thread.
     func stop() {
-        stopped.lock()
-        let first = !isStopped
-        isStopped = true
-        stopped.unlock()
+        let first = stopped.withLock { isStopped in
+            defer { isStopped = true }
+            return !isStopped
+        }
         guard first else { return }
         if let host, host.isRunning {
             host.terminate()
@@ -239,8 +239,7 @@ extension Connection {
 
 /// Collects signals from a stream in the background.
 final class SignalRecorder: @unchecked Sendable {
-    private let lock = NSLock()
-    private var items: [Message] = []
+    private let items = Mutex<[Message]>([])
     private var task: Task<Void, Never>?
 
     init(_ stream: AsyncStream<Message>) {
@@ -255,16 +254,10 @@ final class SignalRecorder: @unchecked Sendable {
     deinit { task?.cancel() }
 
     private func append(_ message: Message) {
-        lock.lock()
-        defer { lock.unlock() }
-        items.append(message)
+        items.withLock { $0.append(message) }
     }
 
-    var messages: [Message] {
-        lock.lock()
-        defer { lock.unlock() }
-        return items
-    }
+    var messages: [Message] { items.withLock { $0 } }
 
     /// (member, first string argument) of each signal so far.
     var events: [String] {

@@ -1,6 +1,7 @@
 import DBus
 import Foundation
 import PrivateBus
+import Synchronization
 import Testing
 import WidgetHostKit
 
@@ -12,10 +13,9 @@ struct WidgetHostKitTests {
 
     /// What an app's handlers received.
     final class Received: @unchecked Sendable {
-        private let lock = NSLock()
-        private var items: [String] = []
-        func add(_ item: String) { lock.withLock { items.append(item) } }
-        var all: [String] { lock.withLock { items } }
+        private let items = Mutex<[String]>([])
+        func add(_ item: String) { items.withLock { $0.append(item) } }
+        var all: [String] { items.withLock { $0 } }
     }
 
     @Test("An app's handlers get URLs, user activities and actions, typed, from a renderer's taps")

@@ -1,5 +1,6 @@
 import DBus
 import Foundation
+import Synchronization
 import Testing
 import WidgetHostService
 
@@ -13,9 +14,8 @@ final class AppPeer: @unchecked Sendable {
     enum Behaviour: Sendable { case answer, hang, fail }
     let connection: Connection
     let appID: String
-    private let lock = NSLock()
-    private var received: [(member: String, args: [DBusValue])] = []
-    private var held: [Reply] = []
+    private let received = Mutex<[(member: String, args: [DBusValue])]>([])
+    private let held = Mutex<[Reply]>([])
 
     init(
         _ fixture: HostFixture, appID: String, protocol: String = "widgethost", schemes: [String] = [], behaviour: Behaviour = .answer,
@@ -56,21 +56,15 @@ final class AppPeer: @unchecked Sendable {
     }
 
     private func record(_ member: String, _ args: [DBusValue]) {
-        lock.lock()
-        defer { lock.unlock() }
-        received.append((member, args))
+        received.withLock { $0.append((member, args)) }
     }
 
     private func hold(_ reply: Reply) {
-        lock.lock()
-        defer { lock.unlock() }
-        held.append(reply)
+        held.withLock { $0.append(reply) }
     }
 
     var calls: [(member: String, args: [DBusValue])] {
-        lock.lock()
-        defer { lock.unlock() }
-        return received
+        received.withLock { $0 }
     }
 
     func registerWidgets(_ bundle: String) async throws {

@@ -4,6 +4,7 @@
 //
 //     swift run emoji-rangers-swift   (against a running widget-hostd)
 import Foundation
+import Synchronization
 import WidgetHostKit
 
 /// Prints a line at once, also into a pipe or a file.
@@ -16,17 +17,16 @@ let heroes = [("spouty", "🐳", "Spouty"), ("egghead", "🦄", "Egghead"), ("sp
 let step = Double(ProcessInfo.processInfo.environment["EMOJI_RANGERS_STEP"] ?? "") ?? 10
 
 /// Each hero's health and when it was measured; recovers 20 points per step.
-final class Health: @unchecked Sendable {
-    private let lock = NSLock()
-    private var values: [String: (Int, Date)] = [:]
-    init(start: Int) { for hero in heroes { values[hero.0] = (start, Date()) } }
+final class Health: Sendable {
+    private let values: Mutex<[String: (Int, Date)]>
+    init(start: Int) { values = Mutex(Dictionary(uniqueKeysWithValues: heroes.map { ($0.0, (start, Date())) })) }
     func at(_ hero: String, _ date: Date) -> Int {
-        lock.withLock {
+        values.withLock { values in
             let (health, since) = values[hero] ?? (100, date)
             return min(100, health + Int(date.timeIntervalSince(since) / step) * 20)
         }
     }
-    func charge(_ hero: String) { lock.withLock { values[hero] = (100, Date()) } }
+    func charge(_ hero: String) { values.withLock { $0[hero] = (100, Date()) } }
 }
 
 struct Rangers: WidgetTimelineProvider {
