@@ -114,39 +114,30 @@ public struct AppOptions: Sendable, Equatable {
         base: AppOptions? = nil
     ) throws(HostError) -> AppOptions {
         try Validate.appID(appID)
-        let known = Set(knownKeys.map(\.key))
-        let unknown = options.keys.filter { !known.contains($0) }.sorted()
-        if !unknown.isEmpty {
-            let list = unknown.map { "'\($0)'" }.joined(separator: ", ")
-            let noun = unknown.count == 1 ? "option" : "options"
-            throw .invalidArgument("unknown \(noun) \(list); remove \(unknown.count == 1 ? "it" : "them") — the known options are \(knownKeysDescription)")
-        }
-
+        let options = try MethodOptions(options, declared: MethodOptions.registerApp, method: "RegisterApp")
         var result = base ?? AppOptions(defaultsFor: appID)
-        if let value = options["protocol"] {
-            result.appProtocol = try parseProtocol(try string(value, key: "protocol"), label: "option 'protocol'")
-            if result.appProtocol != .freedesktop && options["user_activity_action"] == nil { result.userActivityAction = nil }
+        if let value = try options.string("protocol") {
+            result.appProtocol = try parseProtocol(value, label: "option 'protocol'")
+            if result.appProtocol != .freedesktop && !options.has("user_activity_action") { result.userActivityAction = nil }
         }
-        if let value = options["schemes"] {
-            result.schemes = try parseSchemes(try stringArray(value, key: "schemes"), label: "option 'schemes'")
+        if let value = try options.strings("schemes") {
+            result.schemes = try parseSchemes(value, label: "option 'schemes'")
         }
-        if let value = options["object_path"] {
-            result.objectPath = try parseObjectPath(try objectPath(value, key: "object_path"), label: "option 'object_path'")
+        if let value = try options.objectPath("object_path") {
+            result.objectPath = try parseObjectPath(value, label: "option 'object_path'")
         }
-        if let value = options["surfaces"] {
-            result.surfaces = try parseSurfaces(try stringArray(value, key: "surfaces"), label: "option 'surfaces'")
+        if let value = try options.strings("surfaces") {
+            result.surfaces = try parseSurfaces(value, label: "option 'surfaces'")
         }
-        if let value = options["live_activity_launch_types"] {
-            result.liveActivityLaunchTypes = try parseLaunchTypes(
-                try stringArray(value, key: "live_activity_launch_types"), label: "option 'live_activity_launch_types'")
+        if let value = try options.strings("live_activity_launch_types") {
+            result.liveActivityLaunchTypes = try parseLaunchTypes(value, label: "option 'live_activity_launch_types'")
         }
-        if let value = options["user_activity_action"] {
-            let action = try string(value, key: "user_activity_action")
+        if let action = try options.string("user_activity_action") {
             try Validate.actionName(action, what: "option 'user_activity_action'")
             result.userActivityAction = action
         }
-        if let value = options["provider_path"] {
-            result.providerPath = try parseObjectPath(try objectPath(value, key: "provider_path"), label: "option 'provider_path'")
+        if let value = try options.objectPath("provider_path") {
+            result.providerPath = try parseObjectPath(value, label: "option 'provider_path'")
         }
         try result.checkProtocolRules(actionLabel: "option 'user_activity_action'")
         return result
@@ -174,10 +165,6 @@ public struct AppOptions: Sendable, Equatable {
     }
 
     // MARK: - Field parsers, shared with desktop-entry discovery
-
-    static var knownKeysDescription: String {
-        knownKeys.map { "\($0.key) (\($0.signature))" }.joined(separator: ", ")
-    }
 
     func checkProtocolRules(actionLabel: String) throws(HostError) {
         if let userActivityAction, appProtocol != .freedesktop {
@@ -235,26 +222,5 @@ public struct AppOptions: Sendable, Equatable {
             if !out.contains(item) { out.append(item) }
         }
         return out
-    }
-
-    // MARK: - Typed accessors
-
-    private static func typeError(key: String, expected: String, got value: OptionValue) -> HostError {
-        .invalidArgument("option '\(key)' must be \(OptionValue.describe(signature: expected)), got \(value.signature)")
-    }
-
-    private static func string(_ value: OptionValue, key: String) throws(HostError) -> String {
-        guard let s = value.stringValue else { throw typeError(key: key, expected: "s", got: value) }
-        return s
-    }
-
-    private static func objectPath(_ value: OptionValue, key: String) throws(HostError) -> String {
-        guard let s = value.objectPathValue else { throw typeError(key: key, expected: "o", got: value) }
-        return s
-    }
-
-    private static func stringArray(_ value: OptionValue, key: String) throws(HostError) -> [String] {
-        guard let a = value.stringArrayValue else { throw typeError(key: key, expected: "as", got: value) }
-        return a
     }
 }

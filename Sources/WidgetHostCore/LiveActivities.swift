@@ -160,18 +160,6 @@ public struct LiveActivityStore: Sendable {
     private var countsByApp: [String: Int] = [:]
     private var nextNumber: UInt64 = 1
 
-    /// The options of `StartActivity`, each with its D-Bus signature.
-    public static let startOptions: [(key: String, signature: String)] = [
-        ("attributes", "a{sv}"), ("state", "a{sv}"), ("stale_date", "x"), ("relevance", "d"),
-    ]
-    /// The options of `Update`, each with its D-Bus signature.
-    public static let updateOptions: [(key: String, signature: String)] = [
-        ("state", "a{sv}"), ("stale_date", "x"), ("relevance", "d"),
-    ]
-    /// The options of `End`, each with its D-Bus signature.
-    public static let endOptions: [(key: String, signature: String)] = [
-        ("dismissal", "s"), ("dismissal_date", "x"), ("content", "s"), ("state", "a{sv}"),
-    ]
 
     public init(limits: ActivityLimits = ActivityLimits()) {
         self.limits = limits
@@ -224,7 +212,7 @@ public struct LiveActivityStore: Sendable {
     ) throws(HostError) -> LiveActivity {
         try Validate.appID(appID)
         try Self.checkAttributesType(attributesType)
-        let parsed = try Options(options, allowed: Self.startOptions, method: "StartActivity")
+        let parsed = try Self.options(options, MethodOptions.startActivity, method: "StartActivity")
         let attributes = try parsed.dictionary("attributes") ?? [:]
         let state = try parsed.dictionary("state") ?? [:]
         let staleDate = try parsed.date("stale_date")
@@ -268,7 +256,7 @@ public struct LiveActivityStore: Sendable {
             throw .invalidArgument(
                 "Live Activity \(id) has ended (\(Self.describe(entry.activity.endedAt ?? entry.activity.automaticEndDate))) and can no longer be updated; start a new activity with StartActivity to show new content")
         }
-        let parsed = try Options(options, allowed: Self.updateOptions, method: "Update")
+        let parsed = try Self.options(options, MethodOptions.updateActivity, method: "Update")
         let state = try parsed.dictionary("state")
         let staleDate = try parsed.date("stale_date")
         let relevance = try parsed.number("relevance")
@@ -305,7 +293,7 @@ public struct LiveActivityStore: Sendable {
             throw .invalidArgument(
                 "Live Activity \(id) has already ended (\(Self.describe(activity.endedAt ?? activity.automaticEndDate))) and disappears by itself (\(Self.describe(activity.removalDate))); there is nothing to end — start a new activity to show something new")
         }
-        let parsed = try Options(options, allowed: Self.endOptions, method: "End")
+        let parsed = try Self.options(options, MethodOptions.endActivity, method: "End")
         var dismissal = ActivityDismissal.default
         if let name = try parsed.string("dismissal") {
             guard let value = ActivityDismissal(rawValue: name) else {
@@ -498,69 +486,14 @@ public struct LiveActivityStore: Sendable {
         "Unix time \(Int64(date.timeIntervalSince1970.rounded(.down)))"
     }
 
-    /// Typed access to one method's `a{sv}` options.
-    struct Options {
-        let values: [String: OptionValue]
-        let allowed: [(key: String, signature: String)]
-
-        init(_ values: [String: OptionValue], allowed: [(key: String, signature: String)], method: String) throws(HostError) {
-            if values["attributes"] != nil && !allowed.contains(where: { $0.key == "attributes" }) {
-                throw .invalidArgument(
-                    "\(method) does not take 'attributes': attributes are fixed when the activity starts (as ActivityKit's are static); put values that change in 'state', or end this activity and start a new one")
-            }
-            let known = Set(allowed.map(\.key))
-            let unknown = values.keys.filter { !known.contains($0) }.sorted()
-            if !unknown.isEmpty {
-                let list = unknown.map { "'\($0)'" }.joined(separator: ", ")
-                let noun = unknown.count == 1 ? "option" : "options"
-                throw .invalidArgument(
-                    "unknown \(noun) \(list) for \(method); remove \(unknown.count == 1 ? "it" : "them") — its options are \(allowed.map { "\($0.key) (\($0.signature))" }.joined(separator: ", "))")
-            }
-            self.values = values
-            self.allowed = allowed
+    /// One method's options; `attributes` outside `StartActivity` gets its own message.
+    static func options(_ values: [String: OptionValue], _ declared: MethodOptions.Declared, method: String) throws(HostError)
+        -> MethodOptions
+    {
+        if values["attributes"] != nil && !declared.contains(where: { $0.key == "attributes" }) {
+            throw .invalidArgument(
+                "\(method) does not take 'attributes': attributes are fixed when the activity starts (as ActivityKit's are static); put values that change in 'state', or end this activity and start a new one")
         }
-
-        private func typeError(_ key: String, _ value: OptionValue) -> HostError {
-            let expected = allowed.first { $0.key == key }?.signature ?? "?"
-            return .invalidArgument("option '\(key)' must be \(OptionValue.describe(signature: expected)), got \(value.signature)")
-        }
-
-        func string(_ key: String) throws(HostError) -> String? {
-            guard let value = values[key] else { return nil }
-            guard let s = value.stringValue else { throw typeError(key, value) }
-            return s
-        }
-
-        func dictionary(_ key: String) throws(HostError) -> [String: OptionValue]? {
-            guard let value = values[key] else { return nil }
-            guard case .dict(let d) = value else { throw typeError(key, value) }
-            return d
-        }
-
-        /// Unix seconds, as `x` (or any signed integer) or `t`.
-        func date(_ key: String) throws(HostError) -> Date? {
-            guard let value = values[key] else { return nil }
-            switch value {
-            case .int(let i): return Date(timeIntervalSince1970: TimeInterval(i))
-            case .uint(let u): return Date(timeIntervalSince1970: TimeInterval(u))
-            default: throw typeError(key, value)
-            }
-        }
-
-        /// A finite number, as `d` or any integer.
-        func number(_ key: String) throws(HostError) -> Double? {
-            guard let value = values[key] else { return nil }
-            let number: Double
-            switch value {
-            case .double(let d): number = d
-            case .int(let i): number = Double(i)
-            case .uint(let u): number = Double(u)
-            default: throw typeError(key, value)
-            }
-            guard number.isFinite else {
-                throw .invalidArgument("option '\(key)' is \(number); it must be a finite number, such as 0 or 0.5")
-            }
-            return number
-        }
+        return try MethodOptions(values, declared: declared, method: method)
     }
 }

@@ -134,15 +134,10 @@ extension HostService: Host1Apps.Server {
         do {
             try ViewTree.checkURL(url, what: "url", limits: configuration.contentLimits)
             guard let scheme = URLParts.scheme(of: url) else { throw HostError.invalidArgument("url must be absolute") }
-            var token: String?
-            for (key, value) in OptionValue.dictionary(options) {
-                guard key == "activation_token", case .string(let s) = value else {
-                    throw HostError.invalidArgument("OpenURL takes one option, activation_token (s); '\(key)' is not it")
-                }
-                token = s
-            }
+            let token = try MethodOptions(OptionValue.dictionary(options), declared: MethodOptions.openURL, method: Host1Apps.Method.openURL.rawValue)
+                .string("activation_token")
             let xdg = configuration.xdg
-            spawn { [token] service in
+            spawn { service in
                 // mimeapps.list is read off the connection's thread.
                 let defaults = await withCheckedContinuation { continuation in
                     DispatchQueue.global(qos: .userInitiated).async {

@@ -127,26 +127,15 @@ extension Duration {
 extension HostService {
     /// Tap options: `surface` (s) and `activation_token` (s).
     nonisolated static func tapOptions(_ options: [String: DBusValue]) throws(HostError) -> (Surface, String?) {
+        let options = try MethodOptions(OptionValue.dictionary(options), declared: MethodOptions.tap, method: "Tap and Resolve")
         var surface = Surface.desktop
-        var token: String?
-        // Read as given: a tap converts nothing it does not use.
-        for (key, value) in options {
-            let raw = value.unwrapped
-            switch key {
-            case "surface":
-                guard case .string(let s) = raw, let parsed = Surface(rawValue: s) else {
-                    throw .invalidArgument(
-                        "option 'surface' must be one of \(Surface.allCases.map(\.rawValue).joined(separator: ", ")) (s)")
-                }
-                surface = parsed
-            case "activation_token":
-                guard case .string(let s) = raw else { throw .invalidArgument("option 'activation_token' must be a string (s)") }
-                token = s
-            default:
-                throw .invalidArgument("unknown tap option '\(key)'; the options are surface (s) and activation_token (s)")
+        if let name = try options.string("surface") {
+            guard let parsed = Surface(rawValue: name) else {
+                throw .invalidArgument("option 'surface' is '\(Validate.prefix(name))'; use one of \(Surface.allowedList)")
             }
+            surface = parsed
         }
-        return (surface, token)
+        return (surface, try options.string("activation_token"))
     }
 
     /// Answers a resolved tap: at once for Resolve, else after delivering it

@@ -1,0 +1,105 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// One method's `a{sv}` options, read against the keys it declares. An unknown
+/// key, or a value of another type than declared, is `InvalidArgument` saying
+/// what to send: every method's options are read the same way.
+public struct MethodOptions: Sendable {
+    /// A method's option keys, each with its D-Bus signature.
+    public typealias Declared = [(key: String, signature: String)]
+
+    /// `RegisterApp` (see ``AppOptions/knownKeys``).
+    public static let registerApp: Declared = AppOptions.knownKeys
+    /// `Widget.Tap`, `Widget.Resolve` and their Live Activity twins.
+    public static let tap: Declared = [("surface", "s"), ("activation_token", "s")]
+    /// `Apps.OpenURL`.
+    public static let openURL: Declared = [("activation_token", "s")]
+    /// `LiveActivities.StartActivity`.
+    public static let startActivity: Declared = [("attributes", "a{sv}"), ("state", "a{sv}"), ("stale_date", "x"), ("relevance", "d")]
+    /// `LiveActivity.Update`.
+    public static let updateActivity: Declared = [("state", "a{sv}"), ("stale_date", "x"), ("relevance", "d")]
+    /// `LiveActivity.End`.
+    public static let endActivity: Declared = [("dismissal", "s"), ("dismissal_date", "x"), ("content", "s"), ("state", "a{sv}")]
+
+    public let values: [String: OptionValue]
+    public let declared: Declared
+
+    /// Checks that `values` holds only keys of `declared`; `method` names the
+    /// method in the message.
+    public init(_ values: [String: OptionValue], declared: Declared, method: String) throws(HostError) {
+        let unknown = values.keys.filter { key in !declared.contains { $0.key == key } }.sorted()
+        if !unknown.isEmpty {
+            let list = unknown.map { "'\($0)'" }.joined(separator: ", ")
+            let noun = unknown.count == 1 ? "option" : "options"
+            throw .invalidArgument(
+                "unknown \(noun) \(list) for \(method); remove \(unknown.count == 1 ? "it" : "them") — its options are \(Self.describe(declared))")
+        }
+        self.values = values
+        self.declared = declared
+    }
+
+    /// `"surface (s), activation_token (s)"`, for messages.
+    public static func describe(_ declared: Declared) -> String {
+        declared.map { "\($0.key) (\($0.signature))" }.joined(separator: ", ")
+    }
+
+    public func has(_ key: String) -> Bool { values[key] != nil }
+
+    public func string(_ key: String) throws(HostError) -> String? {
+        try read(key) { $0.stringValue }
+    }
+
+    public func objectPath(_ key: String) throws(HostError) -> String? {
+        try read(key) { $0.objectPathValue }
+    }
+
+    public func strings(_ key: String) throws(HostError) -> [String]? {
+        try read(key) { $0.stringArrayValue }
+    }
+
+    public func dictionary(_ key: String) throws(HostError) -> [String: OptionValue]? {
+        try read(key) { if case .dict(let d) = $0 { d } else { nil } }
+    }
+
+    /// Unix seconds, as `x` (or any signed integer) or `t`.
+    public func date(_ key: String) throws(HostError) -> Date? {
+        try read(key) {
+            switch $0 {
+            case .int(let i): Date(timeIntervalSince1970: TimeInterval(i))
+            case .uint(let u): Date(timeIntervalSince1970: TimeInterval(u))
+            default: nil
+            }
+        }
+    }
+
+    /// A finite number, as `d` or any integer.
+    public func number(_ key: String) throws(HostError) -> Double? {
+        guard
+            let number = try read(key, {
+                switch $0 {
+                case .double(let d): d
+                case .int(let i): Double(i)
+                case .uint(let u): Double(u)
+                default: nil
+                }
+            })
+        else { return nil }
+        guard number.isFinite else {
+            throw .invalidArgument("option '\(key)' is \(number); it must be a finite number, such as 0 or 0.5")
+        }
+        return number
+    }
+
+    /// The value of `key` through `convert`; `nil` when absent, `InvalidArgument` when `convert` refuses it.
+    private func read<T>(_ key: String, _ convert: (OptionValue) -> T?) throws(HostError) -> T? {
+        guard let value = values[key] else { return nil }
+        guard let converted = convert(value) else {
+            let expected = declared.first { $0.key == key }?.signature ?? "?"
+            throw .invalidArgument("option '\(key)' must be \(OptionValue.describe(signature: expected)), got \(value.signature)")
+        }
+        return converted
+    }
+}
