@@ -134,13 +134,13 @@ public struct DurableState: Codable, Sendable, Equatable {
             bundles[appID] = nil
         case .widget(let widget):
             widgets[widget.id] = widget
-            nextWidgetNumber = max(nextWidgetNumber, Self.number(widget.id, prefix: "w") + 1)
+            nextWidgetNumber = max(nextWidgetNumber, MintedID.number(widget.id, prefix: "w") + 1)
         case .widgetRemoved(let id):
             widgets[id] = nil
             timelines[id] = nil
         case .activity(let activity):
             activities[activity.id] = activity
-            nextActivityNumber = max(nextActivityNumber, Self.number(activity.id, prefix: "a") + 1)
+            nextActivityNumber = max(nextActivityNumber, MintedID.number(activity.id, prefix: "a") + 1)
         case .activityRemoved(let id):
             activities[id] = nil
         case .timeline(let timeline):
@@ -149,10 +149,6 @@ public struct DurableState: Codable, Sendable, Equatable {
     }
 
     /// 7 for `w7`; 0 when the id is not the prefix and a number.
-    public static func number(_ id: String, prefix: Character) -> UInt64 {
-        guard id.first == prefix else { return 0 }
-        return UInt64(id.dropFirst()) ?? 0
-    }
 
 }
 
@@ -168,7 +164,7 @@ extension WidgetStore {
         if widgets[stored.id] == nil { countRestored(stored.appID) }
         widgets[stored.id] = PlacedWidget(
             id: stored.id, appID: stored.appID, kind: stored.kind, family: family, configuration: stored.configuration, content: content)
-        reserveNumbers(upTo: max(atLeast, DurableState.number(stored.id, prefix: "w") + 1))
+        reserveNumbers(upTo: max(atLeast, MintedID.number(stored.id, prefix: "w") + 1))
     }
 
     /// Puts back an app's bundle without dropping any widget.
@@ -186,7 +182,7 @@ extension LiveActivityStore {
             content: try ActivityContent.parse(stored.content, stored: true), attributes: stored.attributes,
             state: stored.state, staleDate: stored.staleDate.map(UnixTime.date), relevance: stored.relevance,
             startedAt: UnixTime.date(stored.startedAt), endedAt: stored.endedAt.map(UnixTime.date),
-            removeAt: stored.removeAt.map(UnixTime.date), number: DurableState.number(stored.id, prefix: "a"))
+            removeAt: stored.removeAt.map(UnixTime.date), number: MintedID.number(stored.id, prefix: "a"))
         insertRestored(activity, now: now, nextNumber: max(atLeast, activity.number + 1))
     }
 }

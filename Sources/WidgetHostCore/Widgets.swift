@@ -247,7 +247,7 @@ public struct WidgetStore: Sendable {
 
     /// Places a widget that ``placement(appID:kind:family:configuration:)`` made.
     public mutating func insert(_ widget: PlacedWidget) {
-        nextNumber = max(nextNumber, DurableState.number(widget.id, prefix: "w") + 1)
+        nextNumber = max(nextNumber, MintedID.number(widget.id, prefix: "w") + 1)
         if widgets.updateValue(widget, forKey: widget.id) == nil { countsByApp[widget.appID, default: 0] += 1 }
     }
 
@@ -283,10 +283,8 @@ public struct WidgetStore: Sendable {
         widgets.values.filter { $0.appID == appID && (kind == nil || $0.kind == kind) }.sorted(by: Self.placementOrder).map(\.id)
     }
 
-    /// `w2` before `w10`: ids are `w` and a number that grows with each placement.
-    public static func placementOrder(_ a: PlacedWidget, _ b: PlacedWidget) -> Bool {
-        a.id.count != b.id.count ? a.id.count < b.id.count : a.id < b.id
-    }
+    /// `w2` before `w10`.
+    public static func placementOrder(_ a: PlacedWidget, _ b: PlacedWidget) -> Bool { MintedID.areInOrder(a.id, b.id) }
 
 
     /// Sets a configuration ``checkConfiguration(_:_:)`` accepted.

@@ -1,5 +1,6 @@
 import DBus
 import Foundation
+import WidgetHostCore
 import WidgetHostInterfaces
 import WidgetHostWire
 
@@ -28,12 +29,12 @@ public final class WidgetHostRenderer: Sendable {
 
     /// Every placed widget, in placement order.
     public func widgets() async throws -> [RenderedWidget] {
-        try await objects().compactMap(\.widget).sorted { $0.number < $1.number }
+        try await objects().compactMap(\.widget).sorted { MintedID.areInOrder($0.id, $1.id) }
     }
 
     /// Every Live Activity.
     public func activities() async throws -> [RenderedActivity] {
-        try await objects().compactMap(\.activity).sorted { $0.id < $1.id }
+        try await objects().compactMap(\.activity).sorted { MintedID.areInOrder($0.id, $1.id) }
     }
 
     /// Changes from now on: widgets and activities added, changed (the whole
@@ -137,8 +138,6 @@ public struct RenderedWidget: Sendable, Equatable {
     public var contentJSON: String
     /// The view tree, decoded; nil before the app gave one.
     public var content: ViewNode? { contentJSON.isEmpty ? nil : try? ViewNode.decode(contentJSON) }
-
-    var number: Int { Int(id.dropFirst()) ?? 0 }
 }
 
 /// A Live Activity as a renderer sees it.

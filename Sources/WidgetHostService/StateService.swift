@@ -22,7 +22,7 @@ extension HostService {
         for (appID, json) in durable.bundles.sorted(by: { $0.key < $1.key }) {
             do { try widgets.restoreBundle(appID: appID, json: json) } catch { logger.warning("stored bundle of \(appID) skipped: \(error)") }
         }
-        for stored in durable.widgets.values.sorted(by: { DurableState.number($0.id, prefix: "w") < DurableState.number($1.id, prefix: "w") }) {
+        for stored in durable.widgets.values.sorted(by: { MintedID.areInOrder($0.id, $1.id) }) {
             do {
                 try widgets.restore(stored, nextNumber: durable.nextWidgetNumber)
             } catch {

@@ -176,7 +176,7 @@ struct Widgets: AsyncParsableCommand {
         let connection = try await bus.connect()
         defer { connection.close() }
         let objects = try await Host.objects(connection, Host1Widget.name)
-        let rows = objects.keys.sorted(by: placementOrder).map { objects[$0]! }
+        let rows = objects.keys.sorted(by: MintedID.areInOrder).map { objects[$0]! }
         if json {
             try printJSON(rows.map { $0.mapValues(jsonObject) })
             return
