@@ -420,7 +420,7 @@ public enum UnixTime {
     }
 
     /// `2023-11-14T22:13:20.000Z`: UTC, proleptic Gregorian, without Foundation's formatters.
-    static func iso8601(_ ms: Int64) -> String {
+    public static func iso8601(_ ms: Int64) -> String {
         // Floor division, written so that no step can overflow at the ends of Int64.
         let seconds = ms / 1000 - (ms % 1000 < 0 ? 1 : 0)
         let millisecond = Int(((ms % 1000) + 1000) % 1000)

@@ -1,6 +1,7 @@
 import ArgumentParser
 import DBus
 import Foundation
+import WidgetHostCore
 import WidgetHostInterfaces
 
 struct Reload: AsyncParsableCommand {
@@ -20,7 +21,7 @@ struct Reload: AsyncParsableCommand {
         defer { connection.close() }
         let rows = try await Host.objects(connection, Host1Widget.name).values.compactMap { try? Host1Widget.Properties($0) }
             .filter { $0.appID == app && (kind == nil || $0.kind == kind) }
-            .sorted { placementOrder($0.id, $1.id) }
+            .sorted { MintedID.areInOrder($0.id, $1.id) }
         if rows.isEmpty {
             throw CLIError("\(app) has no placed widgets\(kind.map { " of kind \($0)" } ?? "")")
         }
@@ -29,7 +30,7 @@ struct Reload: AsyncParsableCommand {
             let (state, at) = try await Host.calling(Host1Widget.Method.reload.rawValue) {
                 try await Host1Widget.Proxy(connection, path: Host1Widget.objectPath(id)).reload()
             }
-            print("\(id) \(state)\(at > 0 ? " until \(formatMs(at))" : "")")
+            print("\(id) \(state)\(at > 0 ? " until \(UnixTime.iso8601(at))" : "")")
         }
     }
 }
@@ -79,7 +80,7 @@ struct Timeline: AsyncParsableCommand {
             print("\(widget): no timeline — its app names no provider, so its content comes only from SetContent.")
             return
         }
-        func date(_ key: String) -> String? { info[key]?.integerValue.flatMap { $0 > 0 ? formatMs($0) : nil } }
+        func date(_ key: String) -> String? { info[key]?.integerValue.flatMap { $0 > 0 ? UnixTime.iso8601($0) : nil } }
         let current = info["current"]?.integerValue ?? -1
         let entries = info["entries"]?.arrayElements ?? []
         let policy = info["policy"]?.stringValue ?? ""
@@ -89,7 +90,7 @@ struct Timeline: AsyncParsableCommand {
         for (index, entry) in entries.enumerated() {
             guard case .structure(let fields) = entry, fields.count == 2 else { continue }
             let marker = index == current ? "▶" : " "
-            print("  \(marker) \(formatMs(fields[0].integerValue ?? 0))  \(preview(fields[1].stringValue ?? ""))")
+            print("  \(marker) \(UnixTime.iso8601(fields[0].integerValue ?? 0))  \(preview(fields[1].stringValue ?? ""))")
         }
         if current < 0 && !entries.isEmpty { print("  (none due yet: the widget shows what it showed before)") }
         if let fetching = info["fetching"]?.stringValue {
@@ -126,13 +127,3 @@ func preview(_ json: String, width: Int = 72) -> String {
     let line = found.isEmpty ? json : found.joined(separator: " · ")
     return line.count > width ? String(line.prefix(width - 1)) + "…" : line
 }
-
-/// Unix milliseconds as an ISO 8601 date with milliseconds, in UTC.
-func formatMs(_ ms: Int64) -> String {
-    let formatter = ISO8601DateFormatter()
-    formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-    return formatter.string(from: Date(timeIntervalSince1970: TimeInterval(ms) / 1000))
-}
-
-/// `w2` before `w10`.
-func placementOrder(_ a: String, _ b: String) -> Bool { a.count != b.count ? a.count < b.count : a < b }
