@@ -78,18 +78,9 @@ public final class SmallDisk: Sendable {
     }
 
     private static func run(_ executable: String, _ arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = FileHandle.nullDevice
-        let errors = Pipe()
-        process.standardError = errors
-        try PrivateBus.withCleanSignalMask { try process.run() }
-        let message = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw PrivateBusError("\(executable) \(arguments.joined(separator: " ")): \(String(decoding: message, as: UTF8.self))")
+        let result = try runCommandBlocking(executable, arguments)
+        guard result.succeeded else {
+            throw PrivateBusError("\(executable) \(arguments.joined(separator: " ")): \(result.stderr)")
         }
     }
 }
