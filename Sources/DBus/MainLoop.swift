@@ -85,13 +85,13 @@ final class MainLoop: @unchecked Sendable {
 
     init(raw: OpaquePointer, label: String) {
         self.raw = raw
-        wakeFD = cdbus_wakeup_fd()
+        wakeFD = (try? System.eventFD()) ?? -1
         fallback = DispatchQueue(label: "dbus.\(label).after")
         fallback.setSpecific(key: fallbackKey, value: ObjectIdentifier(self))
     }
 
     deinit {
-        if wakeFD >= 0 { Glibc.close(wakeFD) }
+        if wakeFD >= 0 { System.close(wakeFD) }
     }
 
     /// Starts the loop thread. It holds the loop until it ends.
@@ -173,8 +173,7 @@ final class MainLoop: @unchecked Sendable {
     }
 
     private func signal() {
-        var one: UInt64 = 1
-        _ = write(wakeFD, &one, 8)
+        try? System.signal(wakeFD)
     }
 
     /// True when the thread sleeps and must be signalled (it is then marked
@@ -254,12 +253,12 @@ final class MainLoop: @unchecked Sendable {
                 let nowAgain = monotonicNanoseconds()
                 timeout = next <= nowAgain ? 0 : Int32(clamping: (next - nowAgain + 999_999) / 1_000_000)
             }
-            let ready = poll(&fds, nfds_t(fds.count), timeout)
+            // A failing poll (only EFAULT, EINVAL or ENOMEM remain) is tried again.
+            let ready = (try? System.poll(&fds, timeout: timeout)) ?? 0
             state.withLock { $0.sleeping = false }
             guard ready > 0 else { continue }
             if fds[0].revents != 0 {
-                var count: UInt64 = 0
-                _ = read(wakeFD, &count, 8)
+                try? System.drain(wakeFD)
             }
             for index in 1..<fds.count where fds[index].revents != 0 {
                 let revents = fds[index].revents
@@ -395,11 +394,7 @@ final class MainLoop: @unchecked Sendable {
 }
 
 /// CLOCK_MONOTONIC in nanoseconds: the clock of the loop's timers and of call deadlines.
-package func monotonicNanoseconds() -> UInt64 {
-    var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
-}
+package func monotonicNanoseconds() -> UInt64 { System.monotonicNanoseconds() }
 
 // MARK: - C callbacks
 
