@@ -90,9 +90,9 @@ public struct ActivityContent: Sendable, Equatable {
     /// links nor controls, this is what every tap opens.
     public func defaultURL(for presentation: ActivityPresentation) -> String? {
         let background = TapTarget(
-            surface: .desktop, capabilities: presentation.capabilities, chain: [], widgetURLs: tree(for: presentation).widgetURLs,
-            activityURL: widgetURL, app: AppOptions(defaultsFor: ""), userActivity: (ActivityTapRules.userActivityType, [:]))
-        return TapRules.resolve(background).outcome.url
+            surface: .desktop, capabilities: presentation.capabilities, chain: [], tree: tree(for: presentation),
+            activityURL: widgetURL, app: AppOptions(defaultsFor: ""))
+        return TapRules.resolve(background) { UserActivity(activityType: ActivityTapRules.userActivityType, userInfo: [:]) }.outcome.url
     }
 
     /// Parses and validates content JSON.

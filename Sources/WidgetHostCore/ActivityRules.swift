@@ -29,16 +29,18 @@ public enum ActivityTapRules {
             throw .unknownElement(
                 "Live Activity \(activity.id) has no element with id '\(elementID)' in its \(presentation.rawValue) presentation; report the id of an element in that presentation's tree, or \"\" for the background")
         }
-        let userInfo: [String: OptionValue] = [
-            "activity_id": .string(activity.id), "attributes_type": .string(activity.attributesType),
-            "presentation": .string(presentation.rawValue),
-        ]
-        var resolution = TapRules.resolve(
-            TapTarget(
-                surface: surface, capabilities: presentation.capabilities, chain: chain, widgetURLs: tree.widgetURLs,
-                activityURL: activity.content.widgetURL,
-                watchLaunches: launchesFromWatch(app: app, attributesType: activity.attributesType), app: app,
-                userActivity: (userActivityType, userInfo)))
+        let tap = TapTarget(
+            surface: surface, capabilities: presentation.capabilities, chain: chain, tree: tree,
+            activityURL: activity.content.widgetURL, watchLaunches: launchesFromWatch(app: app, attributesType: activity.attributesType),
+            app: app)
+        var resolution = TapRules.resolve(tap) {
+            UserActivity(
+                activityType: userActivityType,
+                userInfo: [
+                    "activity_id": .string(activity.id), "attributes_type": .string(activity.attributesType),
+                    "presentation": .string(presentation.rawValue),
+                ])
+        }
         resolution.details["activity_state"] = .string(activity.activityState(at: now).rawValue)
         return resolution
     }

@@ -51,17 +51,6 @@ public struct AppOptions: Sendable, Equatable {
     /// The default surfaces: `desktop` and `lock-screen`.
     public static let defaultSurfaces: [Surface] = [.desktop, .lockScreen]
 
-    /// The option keys `parse` accepts, each with its D-Bus signature, in documentation order.
-    public static let knownKeys: [(key: String, signature: String)] = [
-        ("schemes", "as"),
-        ("protocol", "s"),
-        ("object_path", "o"),
-        ("surfaces", "as"),
-        ("live_activity_launch_types", "as"),
-        ("user_activity_action", "s"),
-        ("provider_path", "o"),
-    ]
-
     /// Creates options with every field given.
     public init(
         schemes: [String],

@@ -11,8 +11,16 @@ public struct MethodOptions: Sendable {
     /// A method's option keys, each with its D-Bus signature.
     public typealias Declared = [(key: String, signature: String)]
 
-    /// `RegisterApp` (see ``AppOptions/knownKeys``).
-    public static let registerApp: Declared = AppOptions.knownKeys
+    /// `RegisterApp`.
+    public static let registerApp: Declared = [
+        ("schemes", "as"),
+        ("protocol", "s"),
+        ("object_path", "o"),
+        ("surfaces", "as"),
+        ("live_activity_launch_types", "as"),
+        ("user_activity_action", "s"),
+        ("provider_path", "o"),
+    ]
     /// `Widget.Tap`, `Widget.Resolve` and their Live Activity twins.
     public static let tap: Declared = [("surface", "s"), ("activation_token", "s")]
     /// `Apps.OpenURL`.
@@ -30,15 +38,26 @@ public struct MethodOptions: Sendable {
     /// Checks that `values` holds only keys of `declared`; `method` names the
     /// method in the message.
     public init(_ values: [String: OptionValue], declared: Declared, method: String) throws(HostError) {
-        let unknown = values.keys.filter { key in !declared.contains { $0.key == key } }.sorted()
-        if !unknown.isEmpty {
-            let list = unknown.map { "'\($0)'" }.joined(separator: ", ")
-            let noun = unknown.count == 1 ? "option" : "options"
-            throw .invalidArgument(
-                "unknown \(noun) \(list) for \(method); remove \(unknown.count == 1 ? "it" : "them") — its options are \(Self.describe(declared))")
-        }
+        try Self.check(keys: values.keys, declared: declared, method: method)
         self.values = values
         self.declared = declared
+    }
+
+    /// Checks that `keys` are all among `declared`, for a caller that reads
+    /// values in another form (a tap reads its D-Bus values as given).
+    public static func check(keys: some Collection<String>, declared: Declared, method: String) throws(HostError) {
+        let unknown = keys.filter { key in !declared.contains { $0.key == key } }.sorted()
+        guard !unknown.isEmpty else { return }
+        let list = unknown.map { "'\($0)'" }.joined(separator: ", ")
+        let noun = unknown.count == 1 ? "option" : "options"
+        throw .invalidArgument(
+            "unknown \(noun) \(list) for \(method); remove \(unknown.count == 1 ? "it" : "them") — its options are \(describe(declared))")
+    }
+
+    /// `key`'s value has signature `got` where `declared` says otherwise.
+    public static func typeError(_ key: String, declared: Declared, got: String) -> HostError {
+        let expected = declared.first { $0.key == key }?.signature ?? "?"
+        return .invalidArgument("option '\(key)' must be \(OptionValue.describe(signature: expected)), got \(got)")
     }
 
     /// `"surface (s), activation_token (s)"`, for messages.
@@ -96,10 +115,7 @@ public struct MethodOptions: Sendable {
     /// The value of `key` through `convert`; `nil` when absent, `InvalidArgument` when `convert` refuses it.
     private func read<T>(_ key: String, _ convert: (OptionValue) -> T?) throws(HostError) -> T? {
         guard let value = values[key] else { return nil }
-        guard let converted = convert(value) else {
-            let expected = declared.first { $0.key == key }?.signature ?? "?"
-            throw .invalidArgument("option '\(key)' must be \(OptionValue.describe(signature: expected)), got \(value.signature)")
-        }
+        guard let converted = convert(value) else { throw Self.typeError(key, declared: declared, got: value.signature) }
         return converted
     }
 }

@@ -72,17 +72,19 @@ public enum WidgetTapRules {
             throw .unknownElement(
                 "widget \(widget.widgetID) has no element with id '\(elementID)'; report the id of an element in its Content, or \"\" for the background")
         }
-        var userInfo: [String: OptionValue] = [
-            "kind": .string(widget.kind), "family": .string(widget.family.rawValue), "widget_id": .string(widget.widgetID),
-        ]
-        if let intent = widget.intent {
-            var configuration = widget.configuration
-            configuration["intent"] = .string(intent)
-            userInfo["configuration"] = .dict(configuration)
+        let tap = TapTarget(
+            surface: surface, capabilities: widget.family.capabilities(policy), chain: chain, tree: widget.content,
+            app: widget.app)
+        return TapRules.resolve(tap) {
+            var userInfo: [String: OptionValue] = [
+                "kind": .string(widget.kind), "family": .string(widget.family.rawValue), "widget_id": .string(widget.widgetID),
+            ]
+            if let intent = widget.intent {
+                var configuration = widget.configuration
+                configuration["intent"] = .string(intent)
+                userInfo["configuration"] = .dict(configuration)
+            }
+            return UserActivity(activityType: widget.kind, userInfo: userInfo)
         }
-        return TapRules.resolve(
-            TapTarget(
-                surface: surface, capabilities: widget.family.capabilities(policy), chain: chain,
-                widgetURLs: widget.content?.widgetURLs ?? [], app: widget.app, userActivity: (widget.kind, userInfo)))
     }
 }

@@ -101,29 +101,26 @@ public struct TapTarget: Sendable {
     /// The reported element and every element containing it, innermost first;
     /// empty for a tap on the background.
     public var chain: [ViewElement]
-    /// The tapped tree's `widgetURL`s, in depth-first pre-order.
-    public var widgetURLs: [String]
+    /// The tapped tree; its `widgetURL`s are looked up only when rule `widgetURL` is reached.
+    public var tree: ViewTree?
     /// A Live Activity's activity-level `widgetURL`; never set for a widget.
     public var activityURL: String?
     /// Whether a tap on a watch may launch the app; `nil` where the watch is no gate (widgets).
     public var watchLaunches: Bool?
     /// The app's surfaces and declared schemes.
     public var app: AppOptions
-    /// The user activity continued when no rule before the last applies.
-    public var userActivity: (type: String, userInfo: [String: OptionValue])
 
     public init(
-        surface: Surface, capabilities: TapCapabilities, chain: [ViewElement], widgetURLs: [String], activityURL: String? = nil,
-        watchLaunches: Bool? = nil, app: AppOptions, userActivity: (type: String, userInfo: [String: OptionValue])
+        surface: Surface, capabilities: TapCapabilities, chain: [ViewElement], tree: ViewTree?, activityURL: String? = nil,
+        watchLaunches: Bool? = nil, app: AppOptions
     ) {
         self.surface = surface
         self.capabilities = capabilities
         self.chain = chain
-        self.widgetURLs = widgetURLs
+        self.tree = tree
         self.activityURL = activityURL
         self.watchLaunches = watchLaunches
         self.app = app
-        self.userActivity = userActivity
     }
 
     /// The innermost tapped element that `rule` takes a tap on.
@@ -170,8 +167,9 @@ public enum TapRule: String, Sendable, CaseIterable {
         allCases.filter { $0.takes(element) }
     }
 
-    /// The rule's outcome for `tap`, or `nil` when it does not apply.
-    func outcome(for tap: TapTarget) -> TapOutcome? {
+    /// The rule's outcome for `tap`, or `nil` when it does not apply, adding to
+    /// `diagnostics` what it notices; `userActivity` is asked only by the last rule.
+    func outcome(for tap: TapTarget, userActivity: () -> UserActivity, diagnostics: inout [TapDiagnostic]) -> TapOutcome? {
         switch self {
         case .car:
             tap.surface == .car && !tap.app.surfaces.contains(.car) ? .none(reason: .appDoesNotSupportCar) : nil
@@ -183,28 +181,52 @@ public enum TapRule: String, Sendable, CaseIterable {
         case .link:
             isHonoured(by: tap.capabilities) ? tap.tapped(self).map { .openURL(url: $0.url ?? "", via: .link) } : nil
         case .widgetURL:
-            tap.widgetURLs.first.map { .openURL(url: $0, via: .widgetURL) }
+            // The first in depth-first pre-order wins.
+            tap.tree.flatMap { tree in
+                let urls = tree.widgetURLs
+                if urls.count > 1 { diagnostics.append(.multipleWidgetURLs) }
+                return urls.first.map { .openURL(url: $0, via: .widgetURL) }
+            }
         case .activityURL:
             tap.activityURL.map { .openURL(url: $0, via: .activityURL) }
         case .userActivity:
-            .continueUserActivity(activityType: tap.userActivity.type, userInfo: tap.userActivity.userInfo)
+            userActivity().outcome
         }
     }
 }
 
+/// The user activity a tap continues when no other rule applies.
+public struct UserActivity: Sendable, Equatable {
+    public var activityType: String
+    public var userInfo: [String: OptionValue]
+
+    public init(activityType: String, userInfo: [String: OptionValue]) {
+        self.activityType = activityType
+        self.userInfo = userInfo
+    }
+
+    var outcome: TapOutcome { .continueUserActivity(activityType: activityType, userInfo: userInfo) }
+}
+
 public enum TapRules {
-    /// Applies the rules to `tap` in order; the first that applies gives the outcome.
+    /// Applies the rules to `tap` in order; the first that applies gives the
+    /// outcome. `userActivity` is built only when the last rule is reached.
     ///
     /// Diagnostics: `multiple-widget-urls` when the tree's `widgetURL` was used and
     /// the tree holds more than one; `undeclared-scheme` when the opened URL's scheme
     /// is not among the app's `schemes` (the URL still goes to the app). A watch the
     /// app may not be launched from adds the detail `offer_primary`.
-    public static func resolve(_ tap: TapTarget) -> TapResolution {
+    public static func resolve(_ tap: TapTarget, userActivity: () -> UserActivity) -> TapResolution {
+        var outcome: TapOutcome?
+        var diagnostics: [TapDiagnostic] = []
+        for rule in TapRule.allCases {
+            outcome = rule.outcome(for: tap, userActivity: userActivity, diagnostics: &diagnostics)
+            if outcome != nil { break }
+        }
         // The last rule, userActivity, always applies.
-        var resolution = TapResolution(outcome: TapRule.allCases.lazy.compactMap { $0.outcome(for: tap) }.first!)
+        var resolution = TapResolution(outcome: outcome ?? userActivity().outcome, diagnostics: diagnostics)
         switch resolution.outcome {
-        case .openURL(let url, let via):
-            if via == .widgetURL && tap.widgetURLs.count > 1 { resolution.diagnostics.append(.multipleWidgetURLs) }
+        case .openURL(let url, _):
             if !declares(url, tap.app.schemes) { resolution.diagnostics.append(.undeclaredScheme) }
         case .none(.watchLaunchNotSupported):
             resolution.details["offer_primary"] = .bool(true)

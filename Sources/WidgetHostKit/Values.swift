@@ -8,6 +8,7 @@ import WidgetHostInterfaces
 @_exported import enum WidgetHostCore.TapDiagnostic
 @_exported import enum WidgetHostCore.TapOutcome
 @_exported import enum WidgetHostCore.TapVia
+@_exported import struct WidgetHostCore.UserActivity
 @_exported import struct WidgetHostCore.ViewNode
 @_exported import enum WidgetHostCore.WidgetFamily
 import WidgetHostWire
@@ -78,12 +79,6 @@ public struct DeliveryContext: Sendable, Equatable {
         surface = source["surface"]?.stringValue.flatMap(Surface.init(rawValue:))
         via = source["via"]?.stringValue.flatMap(TapVia.init(rawValue:))
     }
-}
-
-/// A user activity to continue: for a widget, its kind and where it is (docs/widgets.md#resolution-rules, rule `userActivity`).
-public struct UserActivity: Sendable, Equatable {
-    public var activityType: String
-    public var userInfo: [String: OptionValue]
 }
 
 /// An error an app's handler throws to fail a delivery: the renderer's tap gets
