@@ -125,17 +125,25 @@ extension Duration {
 
 /// Taps on their way to apps: options, the per-app limit, and `Tapped`.
 extension HostService {
-    /// Tap options: `surface` (s) and `activation_token` (s).
+    /// Tap options: `surface` (s) and `activation_token` (s), read as given:
+    /// a tap converts nothing it does not use.
     nonisolated static func tapOptions(_ options: [String: DBusValue]) throws(HostError) -> (Surface, String?) {
-        let options = try MethodOptions(OptionValue.dictionary(options), declared: MethodOptions.tap, method: "Tap and Resolve")
+        guard !options.isEmpty else { return (.desktop, nil) }
+        let declared = MethodOptions.tap
+        try MethodOptions.check(keys: options.keys, declared: declared, method: "Tap and Resolve")
+        func string(_ key: String) throws(HostError) -> String? {
+            guard let value = options[key]?.unwrapped else { return nil }
+            guard case .string(let s) = value else { throw MethodOptions.typeError(key, declared: declared, got: value.signature) }
+            return s
+        }
         var surface = Surface.desktop
-        if let name = try options.string("surface") {
+        if let name = try string("surface") {
             guard let parsed = Surface(rawValue: name) else {
                 throw .invalidArgument("option 'surface' is '\(Validate.prefix(name))'; use one of \(Surface.allowedList)")
             }
             surface = parsed
         }
-        return (surface, try options.string("activation_token"))
+        return (surface, try string("activation_token"))
     }
 
     /// Answers a resolved tap: at once for Resolve, else after delivering it
@@ -179,6 +187,8 @@ extension HostService {
     /// waiting for an answer: a flood of taps for one app that does not keep
     /// up is refused at once instead of piling up in the host.
     func deliver(_ delivery: Delivery, completion: @escaping @Sendable (HostError?) -> Void) {
+        // An outcome of `none` sends nothing, so no limit on sending applies to it.
+        if case .none = delivery.outcome { return completion(nil) }
         let appID = delivery.appID
         let waiting = pendingDeliveries[appID, default: 0]
         guard waiting < configuration.maxPendingDeliveriesPerApp else {

@@ -95,6 +95,9 @@ struct ReliabilityTests {
         let waiting = (0..<2).map { _ in Task { try? await renderer.tap(widget) } }
         #expect(await eventually { app.calls.count == 2 })
         await limit("max-pending-deliveries-per-app") { _ = try await renderer.tap(widget) }
+        // A tap that delivers nothing is answered by the rules, not by the limit.
+        let car = try await renderer.tap(widget, "", ["surface": .variant(.string("car"))])
+        #expect(car.0 == "none" && car.1["reason"]?.stringValue == "app-does-not-support-car")
         for task in waiting { task.cancel() }
     }
 
