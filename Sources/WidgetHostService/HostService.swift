@@ -69,8 +69,6 @@ public actor HostService {
     /// Built on first use; see `widgetInterfaces()`.
     var sharedWidgetInterfaces: [ExportedInterface]?
     var activities: LiveActivityStore
-    /// The deadline the activities' timer is armed for, so operations can tell cheaply whether one has passed.
-    var activityDeadline: Date?
     var sharedActivityInterfaces: [ExportedInterface]?
     /// The last `LiveActivities.Order` announced, to emit PropertiesChanged only on change.
     var announcedOrder: [String] = []
@@ -89,6 +87,8 @@ public actor HostService {
     var deadlines: [HostTimer: Date] = [:]
     /// The timer loop waiting for a deadline to change; `arm(_:at:)` resumes it.
     private var deadlineChange: CheckedContinuation<Void, Never>?
+    /// Counts deadline changes, so a change made before the loop waits is not missed.
+    private var deadlineChanges = 0
     /// Work a handler starts that outlives its call; `run()` runs each as its child.
     private let jobs = AsyncStream<Job>.makeStream()
     /// Name owners changing on the bus, watched from `start()` on; `run()` reads them.
@@ -170,6 +170,7 @@ public actor HostService {
     func arm(_ timer: HostTimer, at deadline: Date?) {
         guard deadlines[timer] != deadline else { return }
         deadlines[timer] = deadline
+        deadlineChanges += 1
         deadlineChange?.resume()
         deadlineChange = nil
     }
@@ -185,6 +186,7 @@ public actor HostService {
                 fire(timer)
             }
             let next = deadlines.values.min()
+            let seen = deadlineChanges
             await withTaskGroup(of: Void.self) { group in
                 if let next {
                     // Deadlines are wall-clock times: waking at least once a minute
@@ -192,7 +194,7 @@ public actor HostService {
                     let wait = min(max(0, next.timeIntervalSince(now)), 60)
                     group.addTask { try? await Task.sleep(for: .milliseconds(Int(wait * 1000) + 1), tolerance: .milliseconds(20)) }
                 }
-                group.addTask { await self.untilDeadlineChanges() }
+                group.addTask { await self.untilDeadlineChanges(since: seen) }
                 await group.next()
                 group.cancelAll()
             }
@@ -207,11 +209,13 @@ public actor HostService {
         }
     }
 
-    /// Returns once `arm(_:at:)` changes a deadline, or the calling task is cancelled.
-    private func untilDeadlineChanges() async {
+    /// Returns once a deadline changed after the loop saw `seen` changes, or the
+    /// calling task is cancelled. The wait starts on this actor after handlers
+    /// may have armed timers meanwhile: those changes end it at once.
+    private func untilDeadlineChanges(since seen: Int) async {
         await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                if Task.isCancelled { continuation.resume() } else { deadlineChange = continuation }
+                if Task.isCancelled || deadlineChanges != seen { continuation.resume() } else { deadlineChange = continuation }
             }
         } onCancel: { [connection] in
             // The handler may run on any thread; the continuation belongs to this actor.

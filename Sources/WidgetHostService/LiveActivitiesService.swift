@@ -61,7 +61,7 @@ extension HostService: Host1LiveActivities.Server {
     /// judged against a state renderers were not told about, and a dismissed
     /// activity is gone even if the timer has not fired yet.
     func existingActivity(_ id: String) throws -> LiveActivity {
-        if let due = activityDeadline, due <= now { activityDeadlinePassed() }
+        if let due = deadlines[.activities], due <= now { activityDeadlinePassed() }
         guard let activity = activities.activity(id) else {
             throw DBusError(name: DBusError.unknownObjectName, message: "No Live Activity \(id); it ended and was dismissed, or never existed")
         }
@@ -149,8 +149,7 @@ extension HostService: Host1LiveActivities.Server {
 
     /// One timer, on the connection's thread, for the next stale date, 8 h end or dismissal.
     func rearmActivityTimer() {
-        activityDeadline = activities.nextDeadline(after: now)
-        arm(.activities, at: activityDeadline)
+        arm(.activities, at: activities.nextDeadline(after: now))
     }
 
     func activityDeadlinePassed() {
