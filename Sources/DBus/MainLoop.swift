@@ -393,8 +393,7 @@ final class MainLoop: @unchecked Sendable {
     }
 }
 
-/// CLOCK_MONOTONIC in nanoseconds: the clock of the loop's timers and of call deadlines.
-package func monotonicNanoseconds() -> UInt64 { System.monotonicNanoseconds() }
+
 
 // MARK: - C callbacks
 

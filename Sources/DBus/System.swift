@@ -25,9 +25,11 @@ enum System {
         }
     }
 
-    /// A non-blocking eventfd for waking a loop.
+    /// A non-blocking eventfd for waking a loop (eventfd(2) cannot fail with EINTR).
     static func eventFD() throws(Failure) -> Int32 {
-        try retrying("eventfd") { cdbus_wakeup_fd() }
+        let fd = cdbus_wakeup_fd()
+        guard fd >= 0 else { throw Failure(call: "eventfd", errno: errno) }
+        return fd
     }
 
     static func close(_ fd: Int32) {
@@ -57,10 +59,12 @@ enum System {
         throw Failure(call: "poll", errno: code)
     }
 
-    /// CLOCK_MONOTONIC in nanoseconds, which cannot fail for this clock.
-    static func monotonicNanoseconds() -> UInt64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
-    }
+}
+
+/// CLOCK_MONOTONIC in nanoseconds (which cannot fail for this clock): the
+/// clock of the loop's timers and of call deadlines.
+package func monotonicNanoseconds() -> UInt64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
 }
