@@ -2,6 +2,7 @@ import DBus
 import Dispatch
 import Foundation
 import Logging
+import ServiceLifecycle
 import WidgetHostCore
 
 /// How the host is configured (the daemon's options).
@@ -55,11 +56,16 @@ enum HostTimer: CaseIterable, Sendable {
     case storage
 }
 
-/// The host's state and its D-Bus face. Runs on the connection's thread (the
-/// actor's executor), so every change happens in the order the bus delivered
-/// the messages that caused it.
-public actor HostService {
+/// The host's state and its D-Bus face, and `widget-hostd` as a ServiceLifecycle
+/// service: ``run()`` serves the objects, owns the name and serves the bus until
+/// a graceful shutdown (it returns) or the bus is lost (it throws). Runs on the
+/// connection's thread (the actor's executor), so every change happens in the
+/// order the bus delivered the messages that caused it.
+public actor HostService: Service, CustomStringConvertible {
+    public nonisolated var description: String { "widget-hostd on \(bus)" }
     public let connection: Connection
+    /// The bus `connection` is on.
+    public let bus: BusAddress
     public let configuration: HostConfiguration
     let logger: Logger
     var registry: AppRegistry
@@ -104,8 +110,16 @@ public actor HostService {
         connection.executor.asUnownedSerialExecutor()
     }
 
-    public init(connection: Connection, configuration: HostConfiguration, logger: Logger) throws {
+    /// Connects to `bus`; ``run()`` then serves it.
+    public static func connect(
+        _ bus: BusAddress, configuration: HostConfiguration, logger: Logger
+    ) async throws -> HostService {
+        HostService(connection: try await Connection.connect(bus, label: "host"), bus: bus, configuration: configuration, logger: logger)
+    }
+
+    init(connection: Connection, bus: BusAddress, configuration: HostConfiguration, logger: Logger) {
         self.connection = connection
+        self.bus = bus
         self.configuration = configuration
         self.logger = logger
         self.registry = AppRegistry(maxRegistrationsPerConnection: configuration.maxRegistrationsPerConnection)
@@ -120,10 +134,56 @@ public actor HostService {
         self.footprint = Footprint(budgets: configuration.budgets)
     }
 
-    /// Serves the objects, starts watching connections and reads desktop
-    /// entries. Call before requesting the bus name, so the first caller
-    /// finds everything in place.
-    public func start() async throws {
+    /// Serves the objects, then owns the name, then serves the bus: name owner
+    /// changes, the timers and the work handlers start (``spawn(_:)``), each a
+    /// child task. SIGTERM/SIGINT (a graceful shutdown) give the name back and
+    /// close the connection, and `run()` returns; a lost bus makes it throw
+    /// ``DaemonError/busLost(_:)``, so the ServiceGroup ends with a failure.
+    public func run() async throws {
+        defer { connection.close() }
+        try await start()
+        switch try await connection.requestName(Host1Apps.busName) {
+        case .primaryOwner, .alreadyOwner:
+            break
+        case .exists, .inQueue:
+            stop()
+            throw DaemonError.nameTaken(owner: try? await connection.nameOwner(Host1Apps.busName))
+        }
+        logger.info(
+            "widget-hostd ready",
+            metadata: ["bus": "\(bus)", "name": "\(Host1Apps.busName)", "unique": "\(connection.uniqueName ?? "?")"])
+        await withTaskCancellationHandler {
+            await withDiscardingTaskGroup { group in
+                group.addTask { await self.watchConnections() }
+                group.addTask { await self.serveTimers() }
+                group.addTask { [connection] in
+                    // SIGTERM/SIGINT: give the name back, then close, which ends the wait below.
+                    guard (try? await gracefulShutdown()) != nil else { return }
+                    try? await connection.releaseName(Host1Apps.busName)
+                    connection.close()
+                }
+                group.addTask { [connection, jobs] in
+                    await connection.waitUntilDisconnected()
+                    jobs.continuation.finish()
+                }
+                for await job in jobs.stream { group.addTask { await job(self) } }
+                group.cancelAll()
+            }
+        } onCancel: { [connection] in
+            connection.close()
+        }
+        stop()
+        if Task.isShuttingDownGracefully || Task.isCancelled {
+            logger.info("widget-hostd stopped")
+        } else {
+            throw DaemonError.busLost(bus)
+        }
+    }
+
+    /// Starts watching connections, serves the objects and reads desktop
+    /// entries: everything is in place before the name is requested, so the
+    /// first caller finds it.
+    private func start() async throws {
         // Watch connections leaving before accepting registrations.
         ownerChanges = try await connection.nameOwnerChanges()
         connection.addObjectManager(at: Host1Apps.objectPath)
@@ -137,18 +197,6 @@ public actor HostService {
         logger.info("serving \(Host1Apps.objectPath)", metadata: ["interfaces": "\(root.map(\.description.name))"])
     }
 
-    /// Serves what happens between calls, until the calling task is cancelled:
-    /// ends the registrations of every connection that closes, fires the timers,
-    /// and runs the work handlers started (``spawn(_:)``), each as a child task.
-    /// Runs beside the daemon's wait for the bus (see `HostDaemon.run()`), after `start()`.
-    public func run() async {
-        await withDiscardingTaskGroup { group in
-            group.addTask { await self.watchConnections() }
-            group.addTask { await self.serveTimers() }
-            for await job in jobs.stream { group.addTask { await job(self) } }
-        }
-    }
-
     private func watchConnections() async {
         guard let changes = ownerChanges else { return }
         for await change in changes where change.name.hasPrefix(":") && change.newOwner.isEmpty {
@@ -159,7 +207,7 @@ public actor HostService {
     /// What a handler starts that outlives its call (a lookup, a scan): run by `run()`, on this actor.
     typealias Job = @Sendable (isolated HostService) async -> Void
 
-    /// Runs `job` as a child task of `run()`.
+    /// Runs `job` as a child task of `run()` (dropped once the bus is gone).
     nonisolated func spawn(_ job: @escaping Job) {
         jobs.continuation.yield(job)
     }
@@ -228,7 +276,7 @@ public actor HostService {
         }
     }
 
-    public func stop() {
+    private func stop() {
         // A clean stop leaves one snapshot and an empty journal: the next start reads less.
         if let state {
             do { try state.compact(durableImage()) } catch { logger.error("could not compact the state directory: \(error)") }

@@ -151,13 +151,14 @@ struct WidgetHostd: AsyncParsableCommand {
             bus = .session
         }
 
-        let daemon = HostDaemon(bus: bus, configuration: config, logger: logger)
-        let group = ServiceGroup(
-            configuration: .init(
-                services: [.init(service: daemon)],
-                gracefulShutdownSignals: [.sigterm, .sigint],
-                logger: logger))
         do {
+            // Connect first: the host's actor runs on its connection's thread.
+            let host = try await HostService.connect(bus, configuration: config, logger: logger)
+            let group = ServiceGroup(
+                configuration: .init(
+                    services: [.init(service: host)],
+                    gracefulShutdownSignals: [.sigterm, .sigint],
+                    logger: logger))
             try await group.run()
         } catch {
             logger.critical("\(error)")
