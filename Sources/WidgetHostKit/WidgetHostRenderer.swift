@@ -74,7 +74,7 @@ public final class WidgetHostRenderer: Sendable {
     }
 
     private func objects() async throws -> [MirroredObject] {
-        try await connection.managedObjects(destination: Host1Apps.busName, path: Host1Apps.objectPath).map {
+        try await callingHost { try await connection.managedObjects(destination: Host1Apps.busName, path: Host1Apps.objectPath) }.map {
             MirroredObject(path: $0.key, interfaces: $0.value)
         }
     }
@@ -85,9 +85,11 @@ public final class WidgetHostRenderer: Sendable {
     public func addWidget(
         appID: String, kind: String, family: WidgetFamily, configuration: [String: OptionValue] = [:]
     ) async throws -> RenderedWidget {
-        let path = try await Host1Widgets.Proxy(connection).addWidget(
-            appID: appID, kind: kind, family: family.rawValue, configuration: configuration.mapValues(\.dbusValue))
-        let all = try await connection.allProperties(destination: Host1Apps.busName, path: path, interface: Host1Widget.name)
+        let (path, all) = try await callingHost {
+            let path = try await Host1Widgets.Proxy(connection).addWidget(
+                appID: appID, kind: kind, family: family.rawValue, configuration: configuration.mapValues(\.dbusValue))
+            return (path, try await connection.allProperties(destination: Host1Apps.busName, path: path, interface: Host1Widget.name))
+        }
         guard let widget = MirroredObject(path: path, interfaces: [Host1Widget.name: all]).widget else {
             throw DBusError.failed("the host placed \(path) but it has no widget properties")
         }
@@ -101,8 +103,12 @@ public final class WidgetHostRenderer: Sendable {
     ) async throws -> TapResult {
         let widget = Host1Widget.Proxy(connection, path: Host1Widget.objectPath(idOrPath: widget))
         let options = Self.tapOptions(surface, activationToken)
-        return try TapResult(
-            deliver ? await widget.tap(elementID: element, options: options) : await widget.resolve(elementID: element, options: options))
+        return try await callingHost {
+            TapResult(
+                deliver
+                    ? try await widget.tap(elementID: element, options: options)
+                    : try await widget.resolve(elementID: element, options: options))
+        }
     }
 
     /// Taps a presentation of a Live Activity (id or path).
@@ -113,10 +119,12 @@ public final class WidgetHostRenderer: Sendable {
         let activity = Host1LiveActivity.Proxy(connection, path: Host1LiveActivity.objectPath(idOrPath: activity))
         let options = Self.tapOptions(surface, activationToken)
         let presentation = presentation.rawValue
-        return try TapResult(
-            deliver
-                ? await activity.tap(presentation: presentation, elementID: element, options: options)
-                : await activity.resolve(presentation: presentation, elementID: element, options: options))
+        return try await callingHost {
+            TapResult(
+                deliver
+                    ? try await activity.tap(presentation: presentation, elementID: element, options: options)
+                    : try await activity.resolve(presentation: presentation, elementID: element, options: options))
+        }
     }
 
     static func tapOptions(_ surface: Surface, _ token: String?) -> [String: DBusValue] {
@@ -138,6 +146,8 @@ public struct RenderedWidget: Sendable, Equatable {
     public var contentJSON: String
     /// The view tree, decoded; nil before the app gave one.
     public var content: ViewNode? { contentJSON.isEmpty ? nil : try? ViewNode.decode(contentJSON) }
+    /// Every property as sent (`org.widgethost.Host1.Widget`), including ones added later.
+    public var properties: [String: OptionValue]
 }
 
 /// A Live Activity as a renderer sees it.
@@ -150,6 +160,14 @@ public struct RenderedActivity: Sendable, Equatable {
     public var state: String
     public var contentJSON: String
     public var relevance: Double
+    public var startDate: Date?
+    /// When the content goes stale, if the app said.
+    public var staleDate: Date?
+    public var endDate: Date?
+    /// When an ended activity is removed.
+    public var dismissalDate: Date?
+    /// Every property as sent (`org.widgethost.Host1.LiveActivity`), including ones added later.
+    public var properties: [String: OptionValue]
 }
 
 /// What changed, as `WidgetHostRenderer.changes()` reports it.
@@ -172,15 +190,19 @@ struct MirroredObject {
         guard let values = interfaces[Host1Widget.name], let p = try? Host1Widget.Properties(values) else { return nil }
         return RenderedWidget(
             id: p.id, path: path, appID: p.appID, kind: p.kind, family: WidgetFamily(rawValue: p.family),
-            configuration: OptionValue.dictionary(p.configuration), contentJSON: p.content)
+            configuration: OptionValue.dictionary(p.configuration), contentJSON: p.content, properties: OptionValue.dictionary(values))
     }
 
     var activity: RenderedActivity? {
         guard let values = interfaces[Host1LiveActivity.name], let p = try? Host1LiveActivity.Properties(values) else { return nil }
         return RenderedActivity(
             id: p.id, path: path, appID: p.appID, attributesType: p.attributesType, state: p.state, contentJSON: p.content,
-            relevance: p.relevance)
+            relevance: p.relevance, startDate: Self.date(p.startDate), staleDate: Self.date(p.staleDate), endDate: Self.date(p.endDate),
+            dismissalDate: Self.date(p.dismissalDate), properties: OptionValue.dictionary(values))
     }
+
+    /// A date property in Unix seconds; 0 for none.
+    static func date(_ seconds: Int64) -> Date? { seconds > 0 ? Date(timeIntervalSince1970: TimeInterval(seconds)) : nil }
 
     var added: RendererChange? { widget.map(RendererChange.widgetAdded) ?? activity.map(RendererChange.activityAdded) }
     var updated: RendererChange? { widget.map(RendererChange.widgetChanged) ?? activity.map(RendererChange.activityChanged) }

@@ -118,6 +118,55 @@ struct WidgetHostKitTests {
         #expect(await eventually { (try? await renderer.widgets().first?.content) == .text("spook later", id: "t") })
     }
 
+    @Test("A renderer reads what the host knows: apps, lint findings, a timeline, options and taps as they happen; no host is its own error")
+    func inspecting() async throws {
+        let fixture = try await HostFixture.make()
+        defer { fixture.stop() }
+        let bus = BusAddress.address(fixture.bus.address)
+        let early = try await WidgetHostRenderer.connect(bus)
+        defer { early.close() }
+        await #expect(throws: WidgetHostUnavailable.self) { try await early.apps() }
+        await #expect(throws: WidgetHostUnavailable.self) { try await early.tap("w1") }
+
+        try await fixture.startHost()
+        let app = WidgetHostApp(appID: "org.example.KitInspect", schemes: ["kit"], bundle: Self.bundle)
+        app.provideTimelines(with: Provider())
+        app.onOpenURL { _, _ in }
+        try await app.connect(bus)
+        defer { app.close() }
+        let renderer = try await WidgetHostRenderer.connect(bus)
+        defer { renderer.close() }
+
+        let known = try #require(try await renderer.apps().first { $0.appID == "org.example.KitInspect" })
+        #expect(known.protocol == "widgethost" && known.source == "registration" && known.schemes == ["kit"])
+        #expect(known.sandbox == "none" && known.registeredBy?.hasPrefix(":") == true && known.details["protocol"] == .string("widgethost"))
+
+        let findings = try await renderer.lint(
+            #"{"type":"vstack","children":[{"type":"t","id":"a","widgetURL":"other://x"},{"type":"t","id":"a"}]}"#,
+            family: .systemSmall, appID: "org.example.KitInspect")
+        #expect(findings.contains { $0.severity == .error && $0.code == "duplicate-id" }, "\(findings)")
+        #expect(findings.contains { $0.severity == .info && $0.code == "undeclared-scheme" && $0.message.contains("other://x") }, "\(findings)")
+
+        let widget = try await renderer.addWidget(
+            appID: "org.example.KitInspect", kind: "Hero", family: .systemSmall, configuration: ["hero": .string("spook")])
+        #expect(await eventually { (try? await renderer.timeline(widget.id).entries.count) == 2 })
+        let timeline = try await renderer.timeline(widget.path)
+        #expect(timeline.tracked && timeline.policy == "never" && timeline.current != nil && timeline.budgetLimit > 0)
+        #expect(timeline.entries.map { try? ViewNode.decode($0.contentJSON) } == [.text("spook now", id: "t"), .text("spook later", id: "t")])
+        #expect(timeline.entries[0].date <= timeline.entries[1].date && timeline.details["policy"] == .string("never"))
+        #expect(try await renderer.configurationOptions(appID: "org.example.KitInspect", kind: "Hero", parameter: "hero")
+            == [ConfigurationOption(id: "spouty", display: "🐳 Spouty")])
+        let reload = try await renderer.reload(widget.id)
+        #expect(["fetching", "queued"].contains(reload.state) && reload.date == nil, "\(reload)")
+
+        let taps = try await renderer.taps()
+        let tapped = try await renderer.tap(widget.id, activationToken: "tok-5")
+        var iterator = taps.makeAsyncIterator()
+        let observed = await iterator.next()
+        #expect(observed?.target == widget.path && observed?.result == tapped, "\(String(describing: observed))")
+        await #expect(throws: DBusError.self) { try await renderer.timeline("w99") }
+    }
+
     @Test("Live Activities through the library: start, update, tap a presentation, end")
     func liveActivities() async throws {
         let fixture = try await HostFixture.make()
@@ -136,6 +185,11 @@ struct WidgetHostKitTests {
             minimal: .text("🚚"), expanded: .vstack([.link("kit://order/1/map", id: "map", [.text("Map")])]))
         let id = try await app.startActivity(attributesType: "Delivery", content: views, state: ["eta": .int(10)], relevance: 2)
         #expect(try await renderer.activities().map(\.id) == [id])
+        let urgent = try await app.startActivity(attributesType: "Delivery", content: views, state: ["eta": .int(1)], relevance: 5)
+        let ordered = try await renderer.activitiesByRelevance()
+        #expect(ordered.map(\.id) == [urgent, id] && ordered[0].startDate != nil && ordered[0].staleDate == nil)
+        #expect(ordered[0].properties["Relevance"] == .double(5))
+        try await app.endActivity(urgent, dismissal: "immediate")
         try await app.updateActivity(id, state: ["eta": .int(5)])
         let tapped = try await renderer.tapActivity(id, presentation: .expanded, element: "map")
         #expect(tapped.outcome == .openURL && tapped.url == "kit://order/1/map")
