@@ -113,9 +113,7 @@ let package = Package(
         .executableTarget(
             name: "widget-host",
             dependencies: [
-                "DBus",
-                "WidgetHostCore",
-                "WidgetHostInterfaces",
+                "WidgetHostKit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict

@@ -1,8 +1,6 @@
 import ArgumentParser
-import DBus
 import Foundation
-import WidgetHostCore
-import WidgetHostInterfaces
+import WidgetHostKit
 
 struct Reload: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -17,20 +15,15 @@ struct Reload: AsyncParsableCommand {
     @Argument(help: "Only widgets of this kind.") var kind: String?
 
     func run() async throws {
-        let connection = try await bus.connect()
-        defer { connection.close() }
-        let rows = try await Host.objects(connection, Host1Widget.name).values.compactMap { try? Host1Widget.Properties($0) }
-            .filter { $0.appID == app && (kind == nil || $0.kind == kind) }
-            .sorted { MintedID.areInOrder($0.id, $1.id) }
-        if rows.isEmpty {
-            throw CLIError("\(app) has no placed widgets\(kind.map { " of kind \($0)" } ?? "")")
-        }
-        for row in rows {
-            let id = row.id
-            let (state, at) = try await Host.calling(Host1Widget.Method.reload.rawValue) {
-                try await Host1Widget.Proxy(connection, path: Host1Widget.objectPath(id)).reload()
+        try await bus.withHost(Self._commandName) { renderer in
+            let rows = try await renderer.widgets().filter { $0.appID == app && (kind == nil || $0.kind == kind) }
+            if rows.isEmpty {
+                throw CLIError("\(app) has no placed widgets\(kind.map { " of kind \($0)" } ?? "")")
             }
-            print("\(id) \(state)\(at > 0 ? " until \(UnixTime.iso8601(at))" : "")")
+            for row in rows {
+                let answer = try await renderer.reload(row.path)
+                print("\(row.id) \(answer.state)\(answer.date.map { " until \(iso8601($0, milliseconds: true))" } ?? "")")
+            }
         }
     }
 }
@@ -46,11 +39,9 @@ struct Options: AsyncParsableCommand {
     @Flag(help: "Print JSON for scripts instead of a table.") var json = false
 
     func run() async throws {
-        let connection = try await bus.connect()
-        defer { connection.close() }
-        let choices = try await Host.calling(Host1Widgets.Method.getConfigurationOptions.rawValue) {
-            try await Host1Widgets.Proxy(connection).getConfigurationOptions(appID: app, kind: kind, parameter: parameter, configuration: [:])
-        }.map { [$0.0, $0.1] }
+        let choices = try await bus.withHost(Self._commandName) {
+            try await $0.configurationOptions(appID: app, kind: kind, parameter: parameter)
+        }.map { [$0.id, $0.display] }
         if json {
             try printJSON(choices.map { ["identifier": $0[0], "display": $0[1]] })
         } else if choices.isEmpty {
@@ -70,47 +61,42 @@ struct Timeline: AsyncParsableCommand {
     @Flag(help: "Print JSON for scripts instead of text.") var json = false
 
     func run() async throws {
-        let connection = try await bus.connect()
-        defer { connection.close() }
-        let info = try await Host.calling(Host1Widget.Method.describeTimeline.rawValue) {
-            try await Host1Widget.Proxy(connection, path: Host1Widget.objectPath(idOrPath: widget)).describeTimeline()
+        let info = try await bus.withHost(Self._commandName) { try await $0.timeline(widget) }
+        if json {
+            var object = info.details.mapValues(jsonObject)
+            object["entries"] = info.entries.map { [Int64(($0.date.timeIntervalSince1970 * 1000).rounded()), $0.contentJSON] }
+            return try printJSON(object)
         }
-        if json { return try printJSON(info.mapValues(jsonObject)) }
-        guard info["tracked"]?.boolValue == true else {
+        guard info.tracked else {
             print("\(widget): no timeline — its app names no provider, so its content comes only from SetContent.")
             return
         }
-        func date(_ key: String) -> String? { info[key]?.integerValue.flatMap { $0 > 0 ? UnixTime.iso8601($0) : nil } }
-        let current = info["current"]?.integerValue ?? -1
-        let entries = info["entries"]?.arrayElements ?? []
-        let policy = info["policy"]?.stringValue ?? ""
-        print("policy:       \(policy.isEmpty ? "- (no timeline yet)" : policy)\(date("reload_at").map { " at \($0)" } ?? "")")
-        if let received = date("received") { print("received:     \(received)") }
-        print("entries:      \(entries.count)")
-        for (index, entry) in entries.enumerated() {
-            guard case .structure(let fields) = entry, fields.count == 2 else { continue }
-            let marker = index == current ? "▶" : " "
-            print("  \(marker) \(UnixTime.iso8601(fields[0].integerValue ?? 0))  \(preview(fields[1].stringValue ?? ""))")
+        func date(_ date: Date?) -> String? { date.map { iso8601($0, milliseconds: true) } }
+        let policy = info.policy
+        print("policy:       \(policy.isEmpty ? "- (no timeline yet)" : policy)\(date(info.reloadAt).map { " at \($0)" } ?? "")")
+        if let received = date(info.received) { print("received:     \(received)") }
+        print("entries:      \(info.entries.count)")
+        for (index, entry) in info.entries.enumerated() {
+            let marker = index == info.current ? "▶" : " "
+            print("  \(marker) \(iso8601(entry.date, milliseconds: true))  \(preview(entry.contentJSON))")
         }
-        if current < 0 && !entries.isEmpty { print("  (none due yet: the widget shows what it showed before)") }
-        if let fetching = info["fetching"]?.stringValue {
-            print("fetching:     since \(date("fetch_started") ?? "?") (\(fetching))")
+        if info.current == nil && !info.entries.isEmpty { print("  (none due yet: the widget shows what it showed before)") }
+        if let fetching = info.fetching {
+            print("fetching:     since \(date(info.fetchStarted) ?? "?") (\(fetching))")
         }
-        if let queued = info["queued"]?.stringValue { print("queued:       one more reload after it (\(queued))") }
-        if let next = date("next_reload") {
-            let reason = info["next_reload_reason"]?.stringValue ?? "?"
-            let budget = info["waits_for_budget"]?.boolValue == true ? ", waiting for the budget" : ""
+        if let queued = info.queued { print("queued:       one more reload after it (\(queued))") }
+        if let next = date(info.nextReload) {
+            let reason = info.nextReloadReason ?? "?"
+            let budget = info.waitsForBudget ? ", waiting for the budget" : ""
             print("next reload:  \(next) (\(reason)\(budget))")
-        } else if info["fetching"] == nil {
+        } else if info.fetching == nil {
             print("next reload:  none planned (policy \(policy.isEmpty ? "-" : policy)); on request, configuration or action")
         }
-        let left = info["budget_left"]?.integerValue ?? 0
-        let limit = info["budget_limit"]?.integerValue ?? 0
-        print("budget:       \(left) of \(limit) left in 24 h\(date("budget_frees_at").map { "; next slot \($0)" } ?? "")")
-        if let failures = info["failures"]?.integerValue, failures > 0 {
-            print("failures:     \(failures) in a row; last: \(info["last_failure"]?.stringValue ?? "?")")
-        } else if let last = info["last_failure"]?.stringValue {
-            print("last failure: \(date("last_failure_at") ?? "?") (recovered): \(last)")
+        print("budget:       \(info.budgetLeft) of \(info.budgetLimit) left in 24 h\(date(info.budgetFreesAt).map { "; next slot \($0)" } ?? "")")
+        if info.failures > 0 {
+            print("failures:     \(info.failures) in a row; last: \(info.lastFailure ?? "?")")
+        } else if let last = info.lastFailure {
+            print("last failure: \(date(info.lastFailureAt) ?? "?") (recovered): \(last)")
         }
     }
 }

@@ -1,8 +1,6 @@
 import ArgumentParser
-import DBus
 import Foundation
-import WidgetHostCore
-import WidgetHostInterfaces
+import WidgetHostKit
 
 @main
 struct WidgetHost: AsyncParsableCommand {
@@ -23,12 +21,22 @@ struct BusOptions: ParsableArguments {
 
     var bus: BusAddress { address.map(BusAddress.address) ?? .session }
 
-    /// Connects, or exits with a message that says what to do.
-    func connect() async throws -> Connection {
+    /// Connects, runs `body` with a renderer's view of the host, and closes;
+    /// a failure becomes a message that says what went wrong (`command` is the subcommand).
+    func withHost<T>(_ command: String, _ body: (WidgetHostRenderer) async throws -> T) async throws -> T {
+        let renderer: WidgetHostRenderer
         do {
-            return try await Connection.connect(bus, label: "cli")
+            renderer = try await WidgetHostRenderer.connect(bus)
         } catch {
             throw CLIError("cannot connect to \(bus): \(describe(error))")
+        }
+        defer { renderer.close() }
+        do {
+            return try await body(renderer)
+        } catch let error as WidgetHostUnavailable {
+            throw CLIError(error.description)
+        } catch let error as DBusError {
+            throw CLIError("\(command) failed: \(error.name): \(error.message)")
         }
     }
 }
@@ -43,55 +51,30 @@ func describe(_ error: any Error) -> String {
     return String(describing: error)
 }
 
-enum Host {
-    /// The properties of every object serving `interface`, by path (plus "Path"), from GetManagedObjects.
-    static func objects(_ connection: Connection, _ interface: String) async throws -> [String: [String: DBusValue]] {
-        let objects = try await calling(StandardInterfaces.getManagedObjects) {
-            try await connection.managedObjects(destination: Host1Apps.busName, path: Host1Apps.objectPath)
-        }
-        return objects.compactMapValues { $0[interface] }.reduce(into: [:]) { byPath, entry in
-            byPath[entry.key] = entry.value.merging(["Path": .objectPath(entry.key)]) { a, _ in a }
-        }
-    }
-
-    /// Makes a call to the host, turning "no host" into a clear error.
-    static func calling<T>(_ member: String, _ call: () async throws -> T) async throws -> T {
-        do {
-            return try await call()
-        } catch let error as DBusError
-            where error.name == DBusError.serviceUnknownName || error.name == DBusError.nameHasNoOwnerName
-            || error.name == "org.freedesktop.DBus.Error.Spawn.ChildExited"
-            || error.name == "org.freedesktop.DBus.Error.Spawn.ExecFailed"
-        {
-            throw CLIError(
-                "no WidgetHost service on this bus: \(Host1Apps.busName) is not running and could not be started (\(error.message)). "
-                    + "Start it with `widget-hostd`, or install packaging/org.widgethost.Host1.service for D-Bus activation.")
-        } catch let error as DBusError {
-            throw CLIError("\(member) failed: \(error.name): \(error.message)")
-        }
-    }
-
-}
-
-/// Plain JSON from D-Bus values (variants unwrapped, dictionaries as objects).
-func jsonObject(_ value: DBusValue) -> Any {
-    switch value.unwrapped {
+/// Plain JSON from the host's values (dictionaries as objects).
+func jsonObject(_ value: OptionValue) -> Any {
+    switch value {
     case .bool(let b): return b
+    case .int(let i): return i
+    case .uint(let u): return u
     case .double(let d): return d
-    case .string(let s), .objectPath(let s), .signature(let s): return s
+    case .string(let s), .objectPath(let s): return s
     case .array(_, let items): return items.map(jsonObject)
-    case .structure(let fields): return fields.map(jsonObject)
-    case .dictionary(_, _, let entries):
-        var object: [String: Any] = [:]
-        for entry in entries { object[entry.key.stringValue ?? "\(jsonObject(entry.key))"] = jsonObject(entry.value) }
-        return object
-    case let other: return other.integerValue ?? 0
+    case .dict(let entries): return entries.mapValues(jsonObject)
+    case .other: return NSNull()
     }
 }
 
 func printJSON(_ object: Any) throws {
     let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
     print(String(decoding: data, as: UTF8.self))
+}
+
+/// `2023-11-14T22:13:20Z`, or with milliseconds: `2023-11-14T22:13:20.000Z`.
+func iso8601(_ date: Date, milliseconds: Bool = false) -> String {
+    let format = ISO8601DateFormatter()
+    if milliseconds { format.formatOptions.insert(.withFractionalSeconds) }
+    return format.string(from: date)
 }
 
 /// Prints rows as an aligned table.
@@ -119,42 +102,36 @@ struct Apps: AsyncParsableCommand {
     @Flag(help: "Print JSON for scripts instead of a table.") var json = false
 
     func run() async throws {
-        let connection = try await bus.connect()
-        defer { connection.close() }
-        let apps = try await Host.calling(Host1Apps.Method.listApps.rawValue) { try await Host1Apps.Proxy(connection).listApps() }
+        let apps = try await bus.withHost(Self._commandName) { try await $0.apps() }
         if json {
-            try printJSON(apps.map { id, details in ["app_id": id].merging(details.mapValues(jsonObject)) { a, _ in a } })
+            try printJSON(apps.map { app in ["app_id": app.appID].merging(app.details.mapValues(jsonObject)) { a, _ in a } })
             return
         }
         if apps.isEmpty {
             print("No apps: none registered and no DBusActivatable desktop entries found.")
             return
         }
-        func list(_ key: String, _ details: [String: DBusValue]) -> String {
-            let items = details[key]?.unwrapped.arrayElements?.compactMap(\.stringValue) ?? []
-            return items.isEmpty ? "-" : items.joined(separator: ",")
-        }
+        func list(_ items: [String]) -> String { items.isEmpty ? "-" : items.joined(separator: ",") }
         // A live registration's caller: unsandboxed ("none"), or the Flatpak or Snap it runs in, as the kernel says.
-        func sandbox(_ details: [String: DBusValue]) -> String {
-            guard let kind = details["sandbox"]?.unwrapped.stringValue else { return "-" }
-            return details["sandbox_app_id"]?.unwrapped.stringValue.map { "\(kind):\($0)" } ?? kind
+        func sandbox(_ app: KnownApp) -> String {
+            guard let kind = app.sandbox else { return "-" }
+            return app.sandboxAppID.map { "\(kind):\($0)" } ?? kind
         }
         printTable(
             ["APP ID", "PROTOCOL", "SOURCE", "REGISTERED-BY", "SANDBOX", "SCHEMES", "SURFACES"],
-            apps.map { id, details in
+            apps.map { app in
                 [
-                    id, details["protocol"]?.unwrapped.stringValue ?? "?", details["source"]?.unwrapped.stringValue ?? "?",
-                    details["registered_by"]?.unwrapped.stringValue ?? "-", sandbox(details),
-                    list("schemes", details), list("surfaces", details),
+                    app.appID, app.protocol.isEmpty ? "?" : app.protocol, app.source.isEmpty ? "?" : app.source,
+                    app.registeredBy ?? "-", sandbox(app), list(app.schemes), list(app.surfaces),
                 ]
             })
     }
 }
 
-/// Renders an a{sv} of details as "key=value" pairs.
-func describeDetails(_ details: [String: DBusValue]) -> String {
+/// Renders a tap's details as "key=value" pairs.
+func describeDetails(_ details: [String: OptionValue]) -> String {
     details.keys.sorted().compactMap { key -> String? in
-        let value = details[key]!.unwrapped
+        let value = details[key]!
         if case .array(_, let items) = value, items.isEmpty { return nil }
         let text: String
         if let data = try? JSONSerialization.data(withJSONObject: jsonObject(value), options: [.sortedKeys, .fragmentsAllowed, .withoutEscapingSlashes]) {
@@ -166,6 +143,11 @@ func describeDetails(_ details: [String: DBusValue]) -> String {
     }.joined(separator: " ")
 }
 
+/// An object's properties for --json, with its path.
+func propertiesJSON(_ properties: [String: OptionValue], path: String) -> [String: Any] {
+    properties.mapValues(jsonObject).merging(["Path": path]) { a, _ in a }
+}
+
 struct Widgets: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "List placed widgets.")
 
@@ -173,12 +155,9 @@ struct Widgets: AsyncParsableCommand {
     @Flag(help: "Print JSON for scripts instead of a table.") var json = false
 
     func run() async throws {
-        let connection = try await bus.connect()
-        defer { connection.close() }
-        let objects = try await Host.objects(connection, Host1Widget.name)
-        let rows = objects.keys.sorted(by: MintedID.areInOrder).map { objects[$0]! }
+        let rows = try await bus.withHost(Self._commandName) { try await $0.widgets() }
         if json {
-            try printJSON(rows.map { $0.mapValues(jsonObject) })
+            try printJSON(rows.map { propertiesJSON($0.properties, path: $0.path) })
             return
         }
         if rows.isEmpty {
@@ -187,10 +166,10 @@ struct Widgets: AsyncParsableCommand {
         }
         printTable(
             ["ID", "APP", "KIND", "FAMILY", "CONTENT"],
-            rows.compactMap { try? Host1Widget.Properties($0) }.map { widget in
+            rows.map { widget in
                 [
-                    widget.id, widget.appID, widget.kind, widget.family,
-                    widget.content.isEmpty ? "-" : "\(widget.content.utf8.count) bytes",
+                    widget.id, widget.appID, widget.kind, widget.family?.rawValue ?? "?",
+                    widget.contentJSON.isEmpty ? "-" : "\(widget.contentJSON.utf8.count) bytes",
                 ]
             })
     }
@@ -203,25 +182,19 @@ struct Activities: AsyncParsableCommand {
     @Flag(help: "Print JSON for scripts instead of a table.") var json = false
 
     func run() async throws {
-        let connection = try await bus.connect()
-        defer { connection.close() }
-        let byPath = try await Host.objects(connection, Host1LiveActivity.name)
-        let paths = try await Host.calling(StandardInterfaces.getAll) { try await Host1LiveActivities.Proxy(connection).properties().order }
-        let rows = paths.compactMap { byPath[$0] }
+        let rows = try await bus.withHost(Self._commandName) { try await $0.activitiesByRelevance() }
         if json {
-            try printJSON(rows.map { $0.mapValues(jsonObject) })
+            try printJSON(rows.map { propertiesJSON($0.properties, path: $0.path) })
             return
         }
         if rows.isEmpty {
             print("No Live Activities.")
             return
         }
-        func date(_ seconds: Int64) -> String {
-            seconds > 0 ? ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: TimeInterval(seconds))) : "-"
-        }
+        func date(_ date: Date?) -> String { date.map { iso8601($0) } ?? "-" }
         printTable(
             ["ID", "APP", "TYPE", "STATE", "RELEVANCE", "STALE", "DISMISSAL"],
-            rows.compactMap { try? Host1LiveActivity.Properties($0) }.map { activity in
+            rows.map { activity in
                 [
                     activity.id, activity.appID, activity.attributesType, activity.state, "\(activity.relevance)",
                     date(activity.staleDate), date(activity.dismissalDate),
@@ -242,36 +215,27 @@ struct TapActivity: AsyncParsableCommand {
     @OptionGroup var tap: TapArguments
 
     func run() async throws {
-        let path = Host1LiveActivity.objectPath(idOrPath: activity)
-        try await tap.run(bus) { connection, options, dryRun in
-            let activity = Host1LiveActivity.Proxy(connection, path: path)
-            return dryRun
-                ? try await activity.resolve(presentation: presentation.rawValue, elementID: element, options: options)
-                : try await activity.tap(presentation: presentation.rawValue, elementID: element, options: options)
+        try await tap.run(bus, Self._commandName) { renderer, surface, token, deliver in
+            try await renderer.tapActivity(
+                activity, presentation: presentation, element: element, surface: surface, activationToken: token, deliver: deliver)
         }
     }
 }
 
 /// What tap and tap-activity share: the tap's options and how it is made and printed.
 struct TapArguments: ParsableArguments {
-    @Option(help: "desktop, lock-screen, car or watch.") var surface: Surface?
+    @Option(help: "desktop, lock-screen, car or watch.") var surface: Surface = .desktop
     @Option(help: "The activation token the renderer got from the compositor.") var token: String?
     @Flag(help: "Resolve only: deliver nothing.") var dryRun = false
 
-    /// Makes the tap (`tap` gets the options and whether to resolve only);
-    /// prints the outcome and details.
+    /// Makes the tap (`tap` gets the surface, the token and whether to
+    /// deliver); prints the outcome and details.
     func run(
-        _ bus: BusOptions,
-        _ tap: (Connection, [String: DBusValue], Bool) async throws -> (outcome: String, details: [String: DBusValue])
+        _ bus: BusOptions, _ command: String,
+        _ tap: (WidgetHostRenderer, Surface, String?, Bool) async throws -> TapResult
     ) async throws {
-        var options: [String: DBusValue] = [:]
-        if let surface { options["surface"] = .string(surface.rawValue) }
-        if let token { options["activation_token"] = .string(token) }
-        let connection = try await bus.connect()
-        defer { connection.close() }
-        let member = dryRun ? Host1Widget.Method.resolve.rawValue : Host1Widget.Method.tap.rawValue
-        let reply = try await Host.calling(member) { try await tap(connection, options, dryRun) }
-        print("\(reply.outcome) \(describeDetails(reply.details))")
+        let result = try await bus.withHost(command) { try await tap($0, surface, token, !dryRun) }
+        print("\(result.outcome.rawValue) \(describeDetails(result.details))")
     }
 }
 
@@ -285,11 +249,8 @@ struct Tap: AsyncParsableCommand {
     @OptionGroup var tap: TapArguments
 
     func run() async throws {
-        try await tap.run(bus) { connection, options, dryRun in
-            let widget = Host1Widget.Proxy(connection, path: Host1Widget.objectPath(idOrPath: widget))
-            return dryRun
-                ? try await widget.resolve(elementID: element, options: options)
-                : try await widget.tap(elementID: element, options: options)
+        try await tap.run(bus, Self._commandName) { renderer, surface, token, deliver in
+            try await renderer.tap(widget, element: element, surface: surface, activationToken: token, deliver: deliver)
         }
     }
 }
@@ -304,27 +265,13 @@ struct Lint: AsyncParsableCommand {
 
     func run() async throws {
         let data = file == "-" ? FileHandle.standardInput.readDataToEndOfFile() : try Data(contentsOf: URL(fileURLWithPath: file))
-        let connection = try await bus.connect()
-        defer { connection.close() }
         let content = String(decoding: data, as: UTF8.self)
-        let widgets = Host1Widgets.Proxy(connection)
-        let findings =
-            if let app {
-                try await Host.calling(Host1Widgets.Method.lintAppContent.rawValue) {
-                    try await widgets.lintAppContent(appID: app, family: family.rawValue, contentJSON: content)
-                }
-            } else {
-                try await Host.calling(Host1Widgets.Method.lintContent.rawValue) {
-                    try await widgets.lintContent(family: family.rawValue, contentJSON: content)
-                }
-            }
+        let findings = try await bus.withHost(Self._commandName) { try await $0.lint(content, family: family, appID: app) }
         if findings.isEmpty { print("\(file): no findings") }
-        var errors = 0
-        for (severity, code, message) in findings {
-            if severity == "error" { errors += 1 }
-            print("\(file): \(severity): \(code): \(message)")
+        for finding in findings {
+            print("\(file): \(finding.severity.rawValue): \(finding.code): \(finding.message)")
         }
-        if errors > 0 { throw ExitCode(1) }
+        if findings.contains(where: { $0.severity == .error }) { throw ExitCode(1) }
     }
 }
 
@@ -335,13 +282,11 @@ struct Monitor: AsyncParsableCommand {
     @OptionGroup var bus: BusOptions
 
     func run() async throws {
-        let connection = try await bus.connect()
-        defer { connection.close() }
-        let taps = try await connection.signals(Host1Widgets.Tapped.rule(sender: Host1Apps.busName, path: Host1Widgets.objectPath))
-        for await message in taps {
-            guard let tap = Host1Widgets.Tapped(message) else { continue }
-            print("\(tap.target) \(tap.outcome) \(describeDetails(tap.details))")
-            fflush(nil)
+        try await bus.withHost(Self._commandName) { renderer in
+            for await tap in try await renderer.taps() {
+                print("\(tap.target) \(tap.result.outcome.rawValue) \(describeDetails(tap.result.details))")
+                fflush(nil)
+            }
         }
     }
 }
