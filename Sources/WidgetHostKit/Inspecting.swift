@@ -7,6 +7,7 @@ import WidgetHostWire
 @_exported import enum DBus.BusAddress
 @_exported import struct DBus.DBusError
 @_exported import enum WidgetHostCore.LintSeverity
+@_exported import enum WidgetHostCore.UnixTime
 @_exported import enum WidgetHostCore.WidgetHostVersion
 
 /// The host is not on the bus and D-Bus activation could not start it.
@@ -20,14 +21,16 @@ public struct WidgetHostUnavailable: Error, Sendable, CustomStringConvertible {
 
     /// `error` as this error when it says the host is not there and cannot be started, else nil.
     init?(_ error: any Error) {
-        guard let error = error as? DBusError, Self.names.contains(error.name) else { return nil }
+        guard let error = error as? DBusError,
+            [DBusError.serviceUnknownName, DBusError.nameHasNoOwnerName].contains(error.name)
+                || Self.activationFailures.contains(where: error.name.hasPrefix)
+        else { return nil }
         underlying = error
     }
 
-    static let names: Set<String> = [
-        DBusError.serviceUnknownName, DBusError.nameHasNoOwnerName,
-        "org.freedesktop.DBus.Error.Spawn.ChildExited", "org.freedesktop.DBus.Error.Spawn.ExecFailed",
-    ]
+    /// What the bus answers when activation could not start the host: dbus-daemon
+    /// starting it itself, or through systemd (a unit missing, masked or failing).
+    static let activationFailures = ["org.freedesktop.DBus.Error.Spawn.", "org.freedesktop.systemd1."]
 }
 
 /// Makes a call to the host; "the host is not there" comes back as ``WidgetHostUnavailable``.
@@ -72,7 +75,10 @@ public struct KnownApp: Sendable, Equatable {
 
 /// One finding of `LintContent`/`LintAppContent`.
 public struct LintFinding: Sendable, Equatable {
-    public var severity: LintSeverity
+    /// Nil for a severity this version does not know; `severityName` has it.
+    public var severity: LintSeverity? { LintSeverity(rawValue: severityName) }
+    /// `error`, `warning` or `info`, as sent.
+    public var severityName: String
     /// A code of docs/widgets.md's lint table, e.g. `ignored-link`.
     public var code: String
     public var message: String
@@ -83,13 +89,17 @@ public struct ReloadAnswer: Sendable, Equatable {
     /// `fetching`, `queued`, `budget-exhausted`, `backoff` or `failed`.
     public var state: String
     /// When the reload runs, for `budget-exhausted` and `backoff`.
-    public var date: Date?
+    public var runsAt: Date? { runsAtMs.map(UnixTime.date) }
+    /// The same in Unix milliseconds, as sent.
+    public var runsAtMs: Int64?
 }
 
 /// A widget's timeline as `DescribeTimeline` tells it (docs/timelines.md).
 public struct TimelineDescription: Sendable, Equatable {
     public struct Entry: Sendable, Equatable {
-        public var date: Date
+        /// When the entry shows, in Unix milliseconds, as sent.
+        public var unixMs: Int64
+        public var date: Date { UnixTime.date(unixMs) }
         public var contentJSON: String
     }
     /// Whether the widget has a timeline (its app names a provider).
@@ -99,53 +109,58 @@ public struct TimelineDescription: Sendable, Equatable {
     public var current: Int?
     /// `at-end`, `after`, `never`, or `""` before the first timeline.
     public var policy: String
-    public var reloadAt: Date?
-    public var received: Date?
-    public var nextReload: Date?
     public var nextReloadReason: String?
     public var waitsForBudget: Bool
-    /// The reason of the provider call in flight, and when it started.
+    /// The reason of the provider call in flight.
     public var fetching: String?
-    public var fetchStarted: Date?
     /// The reason of the reload that follows the call in flight.
     public var queued: String?
     public var budgetLimit: Int
     public var budgetLeft: Int
-    public var budgetFreesAt: Date?
     /// Failed calls since the last success.
     public var failures: Int
     public var lastFailure: String?
-    public var lastFailureAt: Date?
+    /// Its dates in Unix milliseconds, as sent; nil where there is none.
+    public var reloadAtMs, receivedMs, nextReloadMs, fetchStartedMs, budgetFreesAtMs, lastFailureAtMs: Int64?
     /// Every detail as sent except the entries, including keys added later.
     public var details: [String: OptionValue]
 
+    /// For the `after` policy.
+    public var reloadAt: Date? { reloadAtMs.map(UnixTime.date) }
+    /// When the timeline arrived.
+    public var received: Date? { receivedMs.map(UnixTime.date) }
+    /// The planned reload, when there is one.
+    public var nextReload: Date? { nextReloadMs.map(UnixTime.date) }
+    public var fetchStarted: Date? { fetchStartedMs.map(UnixTime.date) }
+    /// When a spent budget gets a slot back.
+    public var budgetFreesAt: Date? { budgetFreesAtMs.map(UnixTime.date) }
+    public var lastFailureAt: Date? { lastFailureAtMs.map(UnixTime.date) }
+
     init(_ info: [String: DBusValue]) {
-        func date(_ key: String) -> Date? {
-            info[key]?.integerValue.flatMap { $0 > 0 ? Date(timeIntervalSince1970: Double($0) / 1000) : nil }
-        }
+        func ms(_ key: String) -> Int64? { info[key]?.integerValue.flatMap { $0 > 0 ? $0 : nil } }
         tracked = info["tracked"]?.boolValue == true
         entries = (info["entries"]?.arrayElements ?? []).compactMap { entry in
             guard case .structure(let fields) = entry.unwrapped, fields.count == 2, let ms = fields[0].integerValue,
                 let json = fields[1].stringValue
             else { return nil }
-            return Entry(date: Date(timeIntervalSince1970: Double(ms) / 1000), contentJSON: json)
+            return Entry(unixMs: ms, contentJSON: json)
         }
         current = info["current"]?.integerValue.flatMap { $0 >= 0 ? Int($0) : nil }
         policy = info["policy"]?.stringValue ?? ""
-        reloadAt = date("reload_at")
-        received = date("received")
-        nextReload = date("next_reload")
         nextReloadReason = info["next_reload_reason"]?.stringValue
         waitsForBudget = info["waits_for_budget"]?.boolValue == true
         fetching = info["fetching"]?.stringValue
-        fetchStarted = date("fetch_started")
         queued = info["queued"]?.stringValue
         budgetLimit = Int(info["budget_limit"]?.integerValue ?? 0)
         budgetLeft = Int(info["budget_left"]?.integerValue ?? 0)
-        budgetFreesAt = date("budget_frees_at")
         failures = Int(info["failures"]?.integerValue ?? 0)
         lastFailure = info["last_failure"]?.stringValue
-        lastFailureAt = date("last_failure_at")
+        reloadAtMs = ms("reload_at")
+        receivedMs = ms("received")
+        nextReloadMs = ms("next_reload")
+        fetchStartedMs = ms("fetch_started")
+        budgetFreesAtMs = ms("budget_frees_at")
+        lastFailureAtMs = ms("last_failure_at")
         details = OptionValue.dictionary(info.filter { $0.key != "entries" })
     }
 }
@@ -182,19 +197,19 @@ extension WidgetHostRenderer {
                 try await widgets.lintContent(family: family.rawValue, contentJSON: contentJSON)
             }
         }
-        return findings.map { LintFinding(severity: LintSeverity(rawValue: $0.0) ?? .error, code: $0.1, message: $0.2) }
+        return findings.map { LintFinding(severityName: $0.0, code: $0.1, message: $0.2) }
     }
 
     /// A budgeted reload of a widget's timeline (id or path).
-    public func reload(_ widget: String) async throws -> ReloadAnswer {
+    public func reloadTimeline(_ widget: String) async throws -> ReloadAnswer {
         let (state, ms) = try await callingHost {
             try await Host1Widget.Proxy(connection, path: Host1Widget.objectPath(idOrPath: widget)).reload()
         }
-        return ReloadAnswer(state: state, date: ms > 0 ? Date(timeIntervalSince1970: Double(ms) / 1000) : nil)
+        return ReloadAnswer(state: state, runsAtMs: ms > 0 ? ms : nil)
     }
 
     /// A widget's timeline (id or path): its entries, the one shown, the next reload and the budget.
-    public func timeline(_ widget: String) async throws -> TimelineDescription {
+    public func describeTimeline(_ widget: String) async throws -> TimelineDescription {
         TimelineDescription(
             try await callingHost {
                 try await Host1Widget.Proxy(connection, path: Host1Widget.objectPath(idOrPath: widget)).describeTimeline()

@@ -15,7 +15,10 @@ import WidgetHostWire
 
 /// A tap's outcome and details, as `Tap` and `Resolve` answer.
 public struct TapResult: Sendable, Equatable {
+    /// The outcome; `.none` also for one this version does not know (`outcomeName` has it).
     public var outcome: TapOutcome.Name
+    /// The outcome as sent.
+    public var outcomeName: String
     public var appID: String
     /// For `open-url`: the URL and how it was chosen.
     public var url: String?
@@ -40,6 +43,7 @@ public struct TapResult: Sendable, Equatable {
 
     init(outcome: String, details raw: [String: OptionValue]) {
         self.outcome = TapOutcome.Name(rawValue: outcome) ?? .none
+        outcomeName = outcome
         details = raw
         appID = raw["app_id"]?.stringValue ?? ""
         url = raw["url"]?.stringValue

@@ -140,7 +140,10 @@ public struct RenderedWidget: Sendable, Equatable {
     public var path: String
     public var appID: String
     public var kind: String
-    public var family: WidgetFamily?
+    /// Nil for a family this version does not know; `familyName` has it.
+    public var family: WidgetFamily? { WidgetFamily(rawValue: familyName) }
+    /// The family as sent.
+    public var familyName: String
     public var configuration: [String: OptionValue]
     /// The view tree JSON as the host holds it; `""` before the app gave one.
     public var contentJSON: String
@@ -189,7 +192,7 @@ struct MirroredObject {
     var widget: RenderedWidget? {
         guard let values = interfaces[Host1Widget.name], let p = try? Host1Widget.Properties(values) else { return nil }
         return RenderedWidget(
-            id: p.id, path: path, appID: p.appID, kind: p.kind, family: WidgetFamily(rawValue: p.family),
+            id: p.id, path: path, appID: p.appID, kind: p.kind, familyName: p.family,
             configuration: OptionValue.dictionary(p.configuration), contentJSON: p.content, properties: OptionValue.dictionary(values))
     }
 

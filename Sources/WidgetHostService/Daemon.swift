@@ -1,6 +1,4 @@
 import DBus
-import Logging
-import ServiceLifecycle
 
 /// Why the daemon stopped other than by a signal.
 public enum DaemonError: Error, CustomStringConvertible {

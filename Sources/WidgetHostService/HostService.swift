@@ -141,13 +141,18 @@ public actor HostService: Service, CustomStringConvertible {
     /// ``DaemonError/busLost(_:)``, so the ServiceGroup ends with a failure.
     public func run() async throws {
         defer { connection.close() }
-        try await start()
-        switch try await connection.requestName(Host1Apps.busName) {
-        case .primaryOwner, .alreadyOwner:
-            break
-        case .exists, .inQueue:
+        do {
+            try await start()
+            switch try await connection.requestName(Host1Apps.busName) {
+            case .primaryOwner, .alreadyOwner:
+                break
+            case .exists, .inQueue:
+                throw DaemonError.nameTaken(owner: try? await connection.nameOwner(Host1Apps.busName))
+            }
+        } catch {
+            // Let the exported handlers go, and write what was read back.
             stop()
-            throw DaemonError.nameTaken(owner: try? await connection.nameOwner(Host1Apps.busName))
+            throw error
         }
         logger.info(
             "widget-hostd ready",

@@ -15,14 +15,14 @@ struct Reload: AsyncParsableCommand {
     @Argument(help: "Only widgets of this kind.") var kind: String?
 
     func run() async throws {
-        try await bus.withHost(Self._commandName) { renderer in
+        try await bus.withHost { renderer in
             let rows = try await renderer.widgets().filter { $0.appID == app && (kind == nil || $0.kind == kind) }
             if rows.isEmpty {
                 throw CLIError("\(app) has no placed widgets\(kind.map { " of kind \($0)" } ?? "")")
             }
             for row in rows {
-                let answer = try await renderer.reload(row.path)
-                print("\(row.id) \(answer.state)\(answer.date.map { " until \(iso8601($0, milliseconds: true))" } ?? "")")
+                let answer = try await renderer.reloadTimeline(row.path)
+                print("\(row.id) \(answer.state)\(answer.runsAtMs.map { " until \(UnixTime.iso8601($0))" } ?? "")")
             }
         }
     }
@@ -39,7 +39,7 @@ struct Options: AsyncParsableCommand {
     @Flag(help: "Print JSON for scripts instead of a table.") var json = false
 
     func run() async throws {
-        let choices = try await bus.withHost(Self._commandName) {
+        let choices = try await bus.withHost {
             try await $0.configurationOptions(appID: app, kind: kind, parameter: parameter)
         }.map { [$0.id, $0.display] }
         if json {
@@ -61,42 +61,42 @@ struct Timeline: AsyncParsableCommand {
     @Flag(help: "Print JSON for scripts instead of text.") var json = false
 
     func run() async throws {
-        let info = try await bus.withHost(Self._commandName) { try await $0.timeline(widget) }
+        let info = try await bus.withHost { try await $0.describeTimeline(widget) }
         if json {
             var object = info.details.mapValues(jsonObject)
-            object["entries"] = info.entries.map { [Int64(($0.date.timeIntervalSince1970 * 1000).rounded()), $0.contentJSON] }
+            if info.tracked { object["entries"] = info.entries.map { [$0.unixMs, $0.contentJSON] } }
             return try printJSON(object)
         }
         guard info.tracked else {
             print("\(widget): no timeline — its app names no provider, so its content comes only from SetContent.")
             return
         }
-        func date(_ date: Date?) -> String? { date.map { iso8601($0, milliseconds: true) } }
+        func date(_ ms: Int64?) -> String? { ms.map(UnixTime.iso8601) }
         let policy = info.policy
-        print("policy:       \(policy.isEmpty ? "- (no timeline yet)" : policy)\(date(info.reloadAt).map { " at \($0)" } ?? "")")
-        if let received = date(info.received) { print("received:     \(received)") }
+        print("policy:       \(policy.isEmpty ? "- (no timeline yet)" : policy)\(date(info.reloadAtMs).map { " at \($0)" } ?? "")")
+        if let received = date(info.receivedMs) { print("received:     \(received)") }
         print("entries:      \(info.entries.count)")
         for (index, entry) in info.entries.enumerated() {
             let marker = index == info.current ? "▶" : " "
-            print("  \(marker) \(iso8601(entry.date, milliseconds: true))  \(preview(entry.contentJSON))")
+            print("  \(marker) \(UnixTime.iso8601(entry.unixMs))  \(preview(entry.contentJSON))")
         }
         if info.current == nil && !info.entries.isEmpty { print("  (none due yet: the widget shows what it showed before)") }
         if let fetching = info.fetching {
-            print("fetching:     since \(date(info.fetchStarted) ?? "?") (\(fetching))")
+            print("fetching:     since \(date(info.fetchStartedMs) ?? "?") (\(fetching))")
         }
         if let queued = info.queued { print("queued:       one more reload after it (\(queued))") }
-        if let next = date(info.nextReload) {
+        if let next = date(info.nextReloadMs) {
             let reason = info.nextReloadReason ?? "?"
             let budget = info.waitsForBudget ? ", waiting for the budget" : ""
             print("next reload:  \(next) (\(reason)\(budget))")
         } else if info.fetching == nil {
             print("next reload:  none planned (policy \(policy.isEmpty ? "-" : policy)); on request, configuration or action")
         }
-        print("budget:       \(info.budgetLeft) of \(info.budgetLimit) left in 24 h\(date(info.budgetFreesAt).map { "; next slot \($0)" } ?? "")")
+        print("budget:       \(info.budgetLeft) of \(info.budgetLimit) left in 24 h\(date(info.budgetFreesAtMs).map { "; next slot \($0)" } ?? "")")
         if info.failures > 0 {
             print("failures:     \(info.failures) in a row; last: \(info.lastFailure ?? "?")")
         } else if let last = info.lastFailure {
-            print("last failure: \(date(info.lastFailureAt) ?? "?") (recovered): \(last)")
+            print("last failure: \(date(info.lastFailureAtMs) ?? "?") (recovered): \(last)")
         }
     }
 }

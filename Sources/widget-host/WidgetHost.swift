@@ -22,8 +22,8 @@ struct BusOptions: ParsableArguments {
     var bus: BusAddress { address.map(BusAddress.address) ?? .session }
 
     /// Connects, runs `body` with a renderer's view of the host, and closes;
-    /// a failure becomes a message that says what went wrong (`command` is the subcommand).
-    func withHost<T>(_ command: String, _ body: (WidgetHostRenderer) async throws -> T) async throws -> T {
+    /// a failure becomes a message that says what went wrong.
+    func withHost<T>(_ body: (WidgetHostRenderer) async throws -> T) async throws -> T {
         let renderer: WidgetHostRenderer
         do {
             renderer = try await WidgetHostRenderer.connect(bus)
@@ -36,7 +36,7 @@ struct BusOptions: ParsableArguments {
         } catch let error as WidgetHostUnavailable {
             throw CLIError(error.description)
         } catch let error as DBusError {
-            throw CLIError("\(command) failed: \(error.name): \(error.message)")
+            throw CLIError("\(error.name): \(error.message)")
         }
     }
 }
@@ -70,12 +70,8 @@ func printJSON(_ object: Any) throws {
     print(String(decoding: data, as: UTF8.self))
 }
 
-/// `2023-11-14T22:13:20Z`, or with milliseconds: `2023-11-14T22:13:20.000Z`.
-func iso8601(_ date: Date, milliseconds: Bool = false) -> String {
-    let format = ISO8601DateFormatter()
-    if milliseconds { format.formatOptions.insert(.withFractionalSeconds) }
-    return format.string(from: date)
-}
+/// `2023-11-14T22:13:20Z`.
+func iso8601(_ date: Date) -> String { ISO8601DateFormatter().string(from: date) }
 
 /// Prints rows as an aligned table.
 func printTable(_ header: [String], _ rows: [[String]]) {
@@ -102,7 +98,7 @@ struct Apps: AsyncParsableCommand {
     @Flag(help: "Print JSON for scripts instead of a table.") var json = false
 
     func run() async throws {
-        let apps = try await bus.withHost(Self._commandName) { try await $0.apps() }
+        let apps = try await bus.withHost { try await $0.apps() }
         if json {
             try printJSON(apps.map { app in ["app_id": app.appID].merging(app.details.mapValues(jsonObject)) { a, _ in a } })
             return
@@ -155,7 +151,7 @@ struct Widgets: AsyncParsableCommand {
     @Flag(help: "Print JSON for scripts instead of a table.") var json = false
 
     func run() async throws {
-        let rows = try await bus.withHost(Self._commandName) { try await $0.widgets() }
+        let rows = try await bus.withHost { try await $0.widgets() }
         if json {
             try printJSON(rows.map { propertiesJSON($0.properties, path: $0.path) })
             return
@@ -168,7 +164,7 @@ struct Widgets: AsyncParsableCommand {
             ["ID", "APP", "KIND", "FAMILY", "CONTENT"],
             rows.map { widget in
                 [
-                    widget.id, widget.appID, widget.kind, widget.family?.rawValue ?? "?",
+                    widget.id, widget.appID, widget.kind, widget.familyName,
                     widget.contentJSON.isEmpty ? "-" : "\(widget.contentJSON.utf8.count) bytes",
                 ]
             })
@@ -182,7 +178,7 @@ struct Activities: AsyncParsableCommand {
     @Flag(help: "Print JSON for scripts instead of a table.") var json = false
 
     func run() async throws {
-        let rows = try await bus.withHost(Self._commandName) { try await $0.activitiesByRelevance() }
+        let rows = try await bus.withHost { try await $0.activitiesByRelevance() }
         if json {
             try printJSON(rows.map { propertiesJSON($0.properties, path: $0.path) })
             return
@@ -215,7 +211,7 @@ struct TapActivity: AsyncParsableCommand {
     @OptionGroup var tap: TapArguments
 
     func run() async throws {
-        try await tap.run(bus, Self._commandName) { renderer, surface, token, deliver in
+        try await tap.run(bus) { renderer, surface, token, deliver in
             try await renderer.tapActivity(
                 activity, presentation: presentation, element: element, surface: surface, activationToken: token, deliver: deliver)
         }
@@ -231,11 +227,11 @@ struct TapArguments: ParsableArguments {
     /// Makes the tap (`tap` gets the surface, the token and whether to
     /// deliver); prints the outcome and details.
     func run(
-        _ bus: BusOptions, _ command: String,
+        _ bus: BusOptions,
         _ tap: (WidgetHostRenderer, Surface, String?, Bool) async throws -> TapResult
     ) async throws {
-        let result = try await bus.withHost(command) { try await tap($0, surface, token, !dryRun) }
-        print("\(result.outcome.rawValue) \(describeDetails(result.details))")
+        let result = try await bus.withHost { try await tap($0, surface, token, !dryRun) }
+        print("\(result.outcomeName) \(describeDetails(result.details))")
     }
 }
 
@@ -249,7 +245,7 @@ struct Tap: AsyncParsableCommand {
     @OptionGroup var tap: TapArguments
 
     func run() async throws {
-        try await tap.run(bus, Self._commandName) { renderer, surface, token, deliver in
+        try await tap.run(bus) { renderer, surface, token, deliver in
             try await renderer.tap(widget, element: element, surface: surface, activationToken: token, deliver: deliver)
         }
     }
@@ -266,12 +262,12 @@ struct Lint: AsyncParsableCommand {
     func run() async throws {
         let data = file == "-" ? FileHandle.standardInput.readDataToEndOfFile() : try Data(contentsOf: URL(fileURLWithPath: file))
         let content = String(decoding: data, as: UTF8.self)
-        let findings = try await bus.withHost(Self._commandName) { try await $0.lint(content, family: family, appID: app) }
+        let findings = try await bus.withHost { try await $0.lint(content, family: family, appID: app) }
         if findings.isEmpty { print("\(file): no findings") }
         for finding in findings {
-            print("\(file): \(finding.severity.rawValue): \(finding.code): \(finding.message)")
+            print("\(file): \(finding.severityName): \(finding.code): \(finding.message)")
         }
-        if findings.contains(where: { $0.severity == .error }) { throw ExitCode(1) }
+        if findings.contains(where: { $0.severityName == LintSeverity.error.rawValue }) { throw ExitCode(1) }
     }
 }
 
@@ -282,9 +278,9 @@ struct Monitor: AsyncParsableCommand {
     @OptionGroup var bus: BusOptions
 
     func run() async throws {
-        try await bus.withHost(Self._commandName) { renderer in
+        try await bus.withHost { renderer in
             for await tap in try await renderer.taps() {
-                print("\(tap.target) \(tap.result.outcome.rawValue) \(describeDetails(tap.result.details))")
+                print("\(tap.target) \(tap.result.outcomeName) \(describeDetails(tap.result.details))")
                 fflush(nil)
             }
         }

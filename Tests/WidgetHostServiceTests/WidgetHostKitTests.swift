@@ -144,27 +144,27 @@ struct WidgetHostKitTests {
         let findings = try await renderer.lint(
             #"{"type":"vstack","children":[{"type":"t","id":"a","widgetURL":"other://x"},{"type":"t","id":"a"}]}"#,
             family: .systemSmall, appID: "org.example.KitInspect")
-        #expect(findings.contains { $0.severity == .error && $0.code == "duplicate-id" }, "\(findings)")
+        #expect(findings.contains { $0.severity == .error && $0.severityName == "error" && $0.code == "duplicate-id" }, "\(findings)")
         #expect(findings.contains { $0.severity == .info && $0.code == "undeclared-scheme" && $0.message.contains("other://x") }, "\(findings)")
 
         let widget = try await renderer.addWidget(
             appID: "org.example.KitInspect", kind: "Hero", family: .systemSmall, configuration: ["hero": .string("spook")])
-        #expect(await eventually { (try? await renderer.timeline(widget.id).entries.count) == 2 })
-        let timeline = try await renderer.timeline(widget.path)
+        #expect(await eventually { (try? await renderer.describeTimeline(widget.id).entries.count) == 2 })
+        let timeline = try await renderer.describeTimeline(widget.path)
         #expect(timeline.tracked && timeline.policy == "never" && timeline.current != nil && timeline.budgetLimit > 0)
         #expect(timeline.entries.map { try? ViewNode.decode($0.contentJSON) } == [.text("spook now", id: "t"), .text("spook later", id: "t")])
         #expect(timeline.entries[0].date <= timeline.entries[1].date && timeline.details["policy"] == .string("never"))
         #expect(try await renderer.configurationOptions(appID: "org.example.KitInspect", kind: "Hero", parameter: "hero")
             == [ConfigurationOption(id: "spouty", display: "🐳 Spouty")])
-        let reload = try await renderer.reload(widget.id)
-        #expect(["fetching", "queued"].contains(reload.state) && reload.date == nil, "\(reload)")
+        let reload = try await renderer.reloadTimeline(widget.id)
+        #expect(["fetching", "queued"].contains(reload.state) && reload.runsAt == nil, "\(reload)")
 
         let taps = try await renderer.taps()
         let tapped = try await renderer.tap(widget.id, activationToken: "tok-5")
         var iterator = taps.makeAsyncIterator()
         let observed = await iterator.next()
         #expect(observed?.target == widget.path && observed?.result == tapped, "\(String(describing: observed))")
-        await #expect(throws: DBusError.self) { try await renderer.timeline("w99") }
+        await #expect(throws: DBusError.self) { try await renderer.describeTimeline("w99") }
     }
 
     @Test("Live Activities through the library: start, update, tap a presentation, end")
