@@ -77,6 +77,11 @@ enum DirectLibdbus {
             return end - start
         }
 
+        /// A blocking call; returns the reply. An error reply throws.
+        func call(_ message: Message) throws -> Message {
+            Message(owning: try withCError { dbus_connection_send_with_reply_and_block(raw, message.raw, 25_000, $0) })
+        }
+
         /// One blocking round trip of `message`; returns nanoseconds. An error reply throws.
         func roundTrip(_ message: Message) throws -> UInt64 {
             let start = monotonicNanoseconds()
@@ -104,6 +109,42 @@ enum DirectLibdbus {
             return rate
         }
 
+        /// Calls made by `make`, `window` in flight, until `stop` says so; returns
+        /// the calls answered and the first error, if any.
+        func stream(window: Int, until stop: Locked<Bool>, make: () throws -> Message) -> (answered: Int, error: String?) {
+            var sent = 0, received = 0
+            var failed: String?
+            while received < sent || !stop.withLock({ $0 }) {
+                while !stop.withLock({ $0 }) && sent - received < window {
+                    guard let message = try? make() else { return (received, "could not build a call") }
+                    dbus_connection_send(raw, message.raw, nil)
+                    sent += 1
+                }
+                guard readReplies(timeout: 100, { received += 1; if failed == nil { failed = $0 } }) else { break }
+            }
+            return (received, failed)
+        }
+
+        /// Flushes, waits up to `timeout` ms (-1: until something arrives) and
+        /// calls `answered` for each reply read, with the error name of an error
+        /// reply. False once the connection is gone.
+        private func readReplies(timeout: Int32, _ answered: (String?) -> Void) -> Bool {
+            dbus_connection_flush(raw)
+            guard dbus_connection_read_write(raw, timeout) != 0 else { return false }
+            while let message = dbus_connection_pop_message(raw) {
+                switch dbus_message_get_type(message) {
+                case Int32(DBUS_MESSAGE_TYPE_METHOD_RETURN):
+                    answered(nil)
+                case Int32(DBUS_MESSAGE_TYPE_ERROR):
+                    answered(dbus_message_get_error_name(message).map { String(cString: $0) } ?? "an error")
+                default:
+                    break
+                }
+                dbus_message_unref(message)
+            }
+            return true
+        }
+
         private func pipelined(
             total: Int, window: Int, make: () -> OpaquePointer?, onError: (String) -> Void = { _ in }
         ) -> Double {
@@ -117,20 +158,7 @@ enum DirectLibdbus {
                     dbus_message_unref(message)
                     sent += 1
                 }
-                dbus_connection_flush(raw)
-                guard dbus_connection_read_write(raw, -1) != 0 else { break }
-                while let message = dbus_connection_pop_message(raw) {
-                    switch dbus_message_get_type(message) {
-                    case Int32(DBUS_MESSAGE_TYPE_METHOD_RETURN):
-                        received += 1
-                    case Int32(DBUS_MESSAGE_TYPE_ERROR):
-                        received += 1
-                        onError(dbus_message_get_error_name(message).map { String(cString: $0) } ?? "an error")
-                    default:
-                        break
-                    }
-                    dbus_message_unref(message)
-                }
+                guard readReplies(timeout: -1, { received += 1; if let error = $0 { onError(error) } }) else { break }
             }
             let seconds = Double(monotonicNanoseconds() - start) / 1e9
             return Double(received) / seconds
