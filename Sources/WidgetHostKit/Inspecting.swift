@@ -229,15 +229,8 @@ extension WidgetHostRenderer {
     /// Taps from now on, on every widget and Live Activity, as the host resolves them.
     public func taps() async throws -> AsyncStream<ObservedTap> {
         let signals = try await connection.signals(Host1Widgets.Tapped.rule(sender: Host1Apps.busName, path: Host1Widgets.objectPath))
-        return AsyncStream { continuation in
-            let task = Task {
-                for await message in signals {
-                    guard let tap = Host1Widgets.Tapped(message) else { continue }
-                    continuation.yield(ObservedTap(target: tap.target, result: TapResult((tap.outcome, tap.details))))
-                }
-                continuation.finish()
-            }
-            continuation.onTermination = { _ in task.cancel() }
+        return Self.reading(signals) { message in
+            Host1Widgets.Tapped(message).map { ObservedTap(target: $0.target, result: TapResult(($0.outcome, $0.details))) }
         }
     }
 }

@@ -43,29 +43,32 @@ public final class WidgetHostRenderer: Sendable {
     public func changes() async throws -> AsyncStream<RendererChange> {
         let signals = try await connection.signals(MatchRule(sender: Host1Apps.busName, pathNamespace: Host1Apps.objectPath))
         let connection = self.connection
-        return AsyncStream { continuation in
+        return Self.reading(signals) { message -> RendererChange? in
+            switch StandardSignal(message) {
+            case .interfacesAdded(let path, let interfaces)?:
+                return MirroredObject(path: path, interfaces: interfaces).added
+            case .interfacesRemoved(let path, _)?:
+                return Host1Widget.id(inPath: path).map(RendererChange.widgetRemoved)
+                    ?? Host1LiveActivity.id(inPath: path).map(RendererChange.activityRemoved)
+            case .propertiesChanged(let path, let interface, _, _)?:
+                guard path != Host1Apps.objectPath,
+                    let properties = try? await connection.allProperties(destination: Host1Apps.busName, path: path, interface: interface)
+                else { return nil }
+                return MirroredObject(path: path, interfaces: [interface: properties]).updated
+            case nil:
+                return nil
+            }
+        }
+    }
+
+    /// `signals` read one by one as `T`s (`read` answers nil to skip one), until the caller stops iterating.
+    static func reading<T: Sendable>(
+        _ signals: AsyncStream<Message>, _ read: @escaping @Sendable (Message) async -> T?
+    ) -> AsyncStream<T> {
+        AsyncStream { continuation in
             let task = Task {
                 for await message in signals {
-                    switch StandardSignal(message) {
-                    case .interfacesAdded(let path, let interfaces)?:
-                        if let change = MirroredObject(path: path, interfaces: interfaces).added { continuation.yield(change) }
-                    case .interfacesRemoved(let path, _)?:
-                        if let id = Host1Widget.id(inPath: path) {
-                            continuation.yield(.widgetRemoved(id))
-                        } else if let id = Host1LiveActivity.id(inPath: path) {
-                            continuation.yield(.activityRemoved(id))
-                        }
-                    case .propertiesChanged(let path, let interface, _, _)?:
-                        guard path != Host1Apps.objectPath,
-                            let properties = try? await connection.allProperties(
-                                destination: Host1Apps.busName, path: path, interface: interface)
-                        else { continue }
-                        if let change = MirroredObject(path: path, interfaces: [interface: properties]).updated {
-                            continuation.yield(change)
-                        }
-                    case nil:
-                        continue
-                    }
+                    if let value = await read(message) { continuation.yield(value) }
                 }
                 continuation.finish()
             }

@@ -164,6 +164,18 @@ func connectOnceHostIsUp(_ bus: PrivateBus, label: String) async throws -> Conne
     throw PrivateBusError("widget-hostd did not start (looked in \(binDirectory))")
 }
 
+/// Takes `appID`'s name on the connection `call` sends from (protocol widgethost
+/// is delivered to the registering connection, which must own the name), registers
+/// the app there with a one-kind bundle, places one widget and returns its path.
+func registerBenchApp(_ appID: String, on call: (Message) throws -> Message, _ client: Connection) async throws -> String {
+    _ = try call(Message.methodCall(
+        destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: "RequestName",
+        arguments: [.string(appID), .uint32(4)]))
+    _ = try call(Host1Apps.Proxy(client).registerAppMessage(appID: appID, options: ["schemes": .strings(["bench"])]))
+    _ = try call(Host1Widgets.Proxy(client).registerWidgetsMessage(appID: appID, bundleJSON: #"{"widgets":[{"kind":"K","families":["systemSmall"]}]}"#))
+    return try await Host1Widgets.Proxy(client).addWidget(appID: appID, kind: "K", family: "systemSmall", configuration: [:])
+}
+
 /// User plus system CPU time of a process, in seconds (from /proc, in clock ticks).
 func cpuSeconds(_ pid: Int32) -> Double {
     let stat = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? ""
@@ -228,19 +240,11 @@ struct TapsBench: AsyncParsableCommand {
         // so what the figures add to the floor is the host's own cost. The app
         // answers every delivery at once.
         let app = try DirectLibdbus.EchoServer(address: bus.address, answeringEveryCall: true)
-        func appCall(_ message: Message) throws { _ = try app.call(message) }
-        // Protocol widgethost is delivered to the registering connection, which must own the app's name.
-        _ = try app.call(Message.methodCall(
-            destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: "RequestName",
-            arguments: [.string("org.example.Bench"), .uint32(4)]))
-        try appCall(Host1Apps.Proxy(client).registerAppMessage(appID: "org.example.Bench", options: ["schemes": .strings(["bench"])]))
-        try appCall(Host1Widgets.Proxy(client).registerWidgetsMessage(
-            appID: "org.example.Bench", bundleJSON: #"{"widgets":[{"kind":"K","families":["systemSmall"]}]}"#))
+        let widget = try await registerBenchApp("org.example.Bench", on: { try app.call($0) }, client)
+        _ = try app.call(Host1Widget.Proxy(client, path: widget).setContentMessage(contentJSON: #"{"type":"text","id":"t","widgetURL":"bench://open"}"#))
         @Sendable func add() async throws -> String {
             try await Host1Widgets.Proxy(client).addWidget(appID: "org.example.Bench", kind: "K", family: "systemSmall", configuration: [:])
         }
-        let widget = try await add()
-        try appCall(Host1Widget.Proxy(client, path: widget).setContentMessage(contentJSON: #"{"type":"text","id":"t","widgetURL":"bench://open"}"#))
         Thread { app.run() }.start()
         defer { app.stop() }
 

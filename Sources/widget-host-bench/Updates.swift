@@ -77,12 +77,12 @@ struct UpdatesBench: AsyncParsableCommand {
 
         // The tapped app answers every delivery at once; the writing app is another app, as on a desktop.
         let app = try DirectLibdbus.EchoServer(address: bus.address, answeringEveryCall: true)
-        let tapped = try await Self.register(appID: "org.example.Tapped", on: { try app.call($0) }, client)
-        try await Self.setContent(tapped, #"{"type":"text","id":"t","widgetURL":"bench://open"}"#, { try app.call($0) }, client)
+        let tapped = try await registerBenchApp("org.example.Tapped", on: { try app.call($0) }, client)
+        _ = try app.call(Host1Widget.Proxy(client, path: tapped).setContentMessage(contentJSON: #"{"type":"text","id":"t","widgetURL":"bench://open"}"#))
         Thread { app.run() }.start()
         defer { app.stop() }
         let writer = try DirectLibdbus.Client(address: bus.address)
-        let written = try await Self.register(appID: "org.example.Writer", on: { try writer.call($0) }, client)
+        let written = try await registerBenchApp("org.example.Writer", on: { try writer.call($0) }, client)
         let activity = try writer.call(
             Host1LiveActivities.Proxy(client).startActivityMessage(
                 appID: "org.example.Writer", attributesType: "Bench", contentJSON: Self.activityContent(0), options: [:]))
@@ -166,22 +166,6 @@ struct UpdatesBench: AsyncParsableCommand {
         row("Update p50 − floor − sync (target ≤ 100)", us(updates.p50 - floor.p50 - diskSync))
         host.terminate()
         host.waitUntilExit()
-    }
-
-    /// Takes `appID`'s name and registers it on the connection `call` sends from,
-    /// with one Live-Activity-capable bundle; places one widget and returns its path.
-    static func register(appID: String, on call: (Message) throws -> Message, _ client: Connection) async throws -> String {
-        _ = try call(Message.methodCall(
-            destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: "RequestName",
-            arguments: [.string(appID), .uint32(4)]))
-        _ = try call(Host1Apps.Proxy(client).registerAppMessage(appID: appID, options: ["schemes": .strings(["bench"])]))
-        _ = try call(Host1Widgets.Proxy(client).registerWidgetsMessage(
-            appID: appID, bundleJSON: #"{"widgets":[{"kind":"K","families":["systemSmall"]}]}"#))
-        return try await Host1Widgets.Proxy(client).addWidget(appID: appID, kind: "K", family: "systemSmall", configuration: [:])
-    }
-
-    static func setContent(_ widget: String, _ json: String, _ call: (Message) throws -> Message, _ client: Connection) async throws {
-        _ = try call(Host1Widget.Proxy(client, path: widget).setContentMessage(contentJSON: json))
     }
 
     static func activityContent(_ n: Int) -> String {
