@@ -351,6 +351,17 @@ public struct LiveActivityStore: Sendable {
         nextNumber = max(nextNumber, next)
     }
 
+    /// Puts activity `id` back as it was before a change the disk refused:
+    /// `old`, or no activity at all, giving its number back when it was the
+    /// last one minted (changes are put back newest first).
+    public mutating func putBack(_ id: String, _ old: LiveActivity?, now: Date) {
+        if let old {
+            insertRestored(old, now: now, nextNumber: nextNumber)
+        } else if let removed = removeEntry(id), removed.number + 1 == nextNumber {
+            nextNumber -= 1
+        }
+    }
+
     /// The number the next activity started will get.
     public var nextActivityNumber: UInt64 { nextNumber }
 

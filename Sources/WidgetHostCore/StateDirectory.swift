@@ -38,7 +38,8 @@ import Glibc
 /// read-only) still reads it; the snapshot it cannot write is left for later
 /// (``needsSnapshot``), and the journal is opened when a write first needs it.
 ///
-/// Not thread-safe: one owner (the host's actor) uses it.
+/// Not thread-safe: one owner uses it (the host's ``JournalWriter`` once the
+/// host has read it).
 public final class StateDirectory {
     public let path: String
     /// What was read while opening; handed to the caller by ``open(directory:)``.
@@ -164,13 +165,23 @@ public final class StateDirectory {
     ///   when the disk refuses. Either way the journal holds what it held: a
     ///   line written in part is cut off now, or before the next write.
     public func append(_ records: [StateRecord]) throws {
-        guard !records.isEmpty else { return }
+        try append(lines: records.map(Self.line))
+    }
+
+    /// A record as the journal line ``append(lines:)`` writes. Encoding is
+    /// where a value JSON cannot hold is found, so a writer calls this where it
+    /// can still refuse the change (the host's thread), and appends elsewhere.
+    /// - Throws: ``StateDirectoryError/encoding(_:)``.
+    public static func line(_ record: StateRecord) throws -> String {
+        let json = try json(record)
+        return checksum(json) + " " + json + "\n"
+    }
+
+    /// Appends lines made by ``line(_:)`` with one sync; see ``append(_:)-([StateRecord])``.
+    public func append(lines: [String]) throws {
+        guard !lines.isEmpty else { return }
         guard !needsSnapshot else { throw StateDirectoryError.behind }
-        var text = ""
-        for record in records {
-            let json = try Self.json(record)
-            text += Self.checksum(json) + " " + json + "\n"
-        }
+        let text = lines.joined()
         try openJournal()
         do {
             try writeAll(journal, Array(text.utf8), what: Self.journalName)
@@ -381,7 +392,7 @@ public final class StateDirectory {
 }
 
 /// A file operation of ``StateDirectory`` that failed.
-public enum StateDirectoryError: Error, CustomStringConvertible {
+public enum StateDirectoryError: Error, Sendable, CustomStringConvertible {
     case system(String, Int32)
     case inUse(String, holder: String)
     /// A value that cannot be written as JSON: the caller's input, not the disk.

@@ -306,6 +306,21 @@ public struct WidgetStore: Sendable {
         countsByApp[widget.appID] = remaining > 0 ? remaining : nil
     }
 
+    /// Puts widget `id` back as it was before a change the disk refused:
+    /// `old`, or no widget at all, giving its number back when it was the
+    /// last one minted (changes are put back newest first).
+    public mutating func putBack(_ id: String, _ old: PlacedWidget?) {
+        if let old {
+            if widgets.updateValue(old, forKey: id) == nil { countsByApp[old.appID, default: 0] += 1 }
+        } else if widgets[id] != nil {
+            remove(id)
+            if MintedID.number(id, prefix: "w") + 1 == nextNumber { nextNumber -= 1 }
+        }
+    }
+
+    /// Puts an app's bundle back as it was before a change the disk refused.
+    public mutating func putBackBundle(appID: String, _ old: WidgetBundle?) { bundles[appID] = old }
+
     /// Counts a widget put back by ``restore(_:nextNumber:)``.
     mutating func countRestored(_ appID: String) { countsByApp[appID, default: 0] += 1 }
 
