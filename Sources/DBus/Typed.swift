@@ -22,7 +22,15 @@ public struct TypedReply<Value>: Sendable {
 
     /// Answers with what `body` returns, or with the error it throws.
     public func answer(_ body: () throws -> Value) {
-        do { succeed(try body()) } catch { fail(error) }
+        send(Result { try body() })
+    }
+
+    /// Answers with a value or an error.
+    public func send(_ result: Result<Value, any Error>) {
+        switch result {
+        case .success(let value): succeed(value)
+        case .failure(let error): fail(error)
+        }
     }
 }
 

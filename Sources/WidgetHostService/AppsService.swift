@@ -47,7 +47,7 @@ extension HostService: Host1Apps.Server {
     nonisolated func answer<T>(
         _ call: MethodCall, _ reply: TypedReply<T>, _ body: @escaping @Sendable (isolated HostService) throws -> T
     ) {
-        inOrder(call) { service in reply.answer { try body(service) } }
+        inOrder(call) { service in service.answerOnceStored(reply) { try body(service) } }
     }
 
     /// Answers a call of an app-owned method: `body` runs with the caller's

@@ -81,8 +81,19 @@ public actor HostService: Service, CustomStringConvertible {
     var timelines: TimelineEngine
     /// Deliveries waiting for each app's answer (`maxPendingDeliveriesPerApp`).
     var pendingDeliveries: [String: Int] = [:]
-    /// The state directory; nil until `start()` opened it.
-    var state: StateDirectory?
+    /// Writes the state directory off this thread; nil until `start()` opened it.
+    var journal: JournalWriter?
+    /// The state directory, for messages.
+    var statePath = ""
+    /// The files lag behind the model (a write the host keeps was refused, or
+    /// opening could not write a snapshot): the next write is the whole state.
+    var filesBehind = false
+    /// Writes queued for the journal writer and not yet reported, oldest first.
+    var pendingWrites: [PendingWrite] = []
+    /// The writer's number for the last write queued.
+    var lastWriteNumber: UInt64 = 0
+    /// A compaction is queued and not yet reported.
+    var compactionQueued = false
     /// Since when the state directory refuses writes; nil while it takes them.
     var storageFailingSince: Date?
     /// How long the next retry waits; doubles up to a minute while writes fail.
@@ -151,7 +162,7 @@ public actor HostService: Service, CustomStringConvertible {
             }
         } catch {
             // Let the exported handlers go, and write what was read back.
-            stop()
+            await stop()
             throw error
         }
         logger.info(
@@ -177,7 +188,7 @@ public actor HostService: Service, CustomStringConvertible {
         } onCancel: { [connection] in
             connection.close()
         }
-        stop()
+        await stop()
         if Task.isShuttingDownGracefully || Task.isCancelled {
             logger.info("widget-hostd stopped")
         } else {
@@ -281,10 +292,14 @@ public actor HostService: Service, CustomStringConvertible {
         }
     }
 
-    private func stop() {
-        // A clean stop leaves one snapshot and an empty journal: the next start reads less.
-        if let state {
-            do { try state.compact(durableImage()) } catch { logger.error("could not compact the state directory: \(error)") }
+    private func stop() async {
+        // A clean stop writes what is queued, then one snapshot and an empty
+        // journal, so the next start reads less.
+        if let journal {
+            journal.compact(durableImage())
+            await journal.finish()
+            // Its reports hold this service: let both go.
+            self.journal = nil
         }
         ownerChanges = nil
         jobs.continuation.finish()

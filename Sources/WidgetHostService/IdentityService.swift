@@ -35,15 +35,14 @@ extension HostService {
         _ body: @escaping @Sendable (isolated HostService, CallerIdentity, String?) throws -> T
     ) {
         if name == nil, let known = identities[sender] {
-            do { reply.succeed(try body(self, try known.get(), nil)) } catch { reply.fail(error) }
-            return
+            return answerOnceStored(reply) { try body(self, try known.get(), nil) }
         }
         if held[sender] == nil { held[sender] = [] }
         spawn { service in
             do {
                 let identity = try await service.identity(of: sender)
                 let owner: String? = if let name { try await service.connection.nameOwner(name) } else { nil }
-                reply.succeed(try body(service, identity, owner))
+                service.answerOnceStored(reply) { try body(service, identity, owner) }
             } catch {
                 reply.fail(error)
             }

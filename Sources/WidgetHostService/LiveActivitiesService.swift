@@ -111,7 +111,7 @@ extension HostService: Host1LiveActivities.Server {
             for case .activity(let stored) in records {
                 if let activity = activities.activity(stored.id) { charges.append((activity, try checkFootprint(of: activity))) }
             }
-            try persist(records)
+            try persist(records, activitiesBefore: saved)
         } catch {
             activities = saved
             throw error

@@ -4,8 +4,10 @@ import Foundation
 import WidgetHostCore
 
 /// Durable state (`--state-dir`): every change the host acknowledges is
-/// journalled, and synced, before the reply goes out; at start-up the model
-/// is rebuilt from the directory before the bus name is taken.
+/// journalled, and synced, before the reply goes out — by the journal writer,
+/// off the connection's thread, one sync for every change that arrived
+/// meanwhile; at start-up the model is rebuilt from the directory before the
+/// bus name is taken.
 extension HostService {
     /// Reads the state directory and puts back bundles, widgets (same ids and
     /// paths), Live Activities and timelines. Damage is logged and kept aside
@@ -55,7 +57,11 @@ extension HostService {
         // What was stored is served even when it passes budgets lowered since.
         for id in widgets.widgets.keys { chargeWidget(id) }
         for id in durable.activities.keys { chargeActivity(id) }
-        state = directory
+        statePath = directory.path
+        filesBehind = directory.needsSnapshot
+        journal = JournalWriter(directory) { [connection] report in
+            connection.async { self.assumeIsolated { $0.journalReported(report) } }
+        }
         // Opening may have left the files behind the model (a snapshot it could not write).
         armStorageRetry()
         logger.info(
@@ -66,64 +72,115 @@ extension HostService {
             ])
     }
 
-    /// Journals `records` and waits until they are on disk. Callers store a
-    /// change before they make it (or undo it when this throws), so a refused
-    /// write changes nothing.
+    /// Queues `records` — a change the caller is about to make to the model,
+    /// or has just made to the Live Activities (`activitiesBefore` is then the
+    /// store before it) — for the journal writer, and returns at once: the
+    /// sync happens off this thread, together with every other write queued
+    /// meanwhile (group commit). A handler answered by ``answerOnceStored(_:_:)``
+    /// is answered once the change is on disk.
     ///
-    /// - Throws: `StorageFailed` when the disk refuses (full, read-only, I/O
-    ///   error): the host goes on serving, and the change can be sent again; the
-    ///   host retries what it must keep by itself (`retryStorage`).
-    ///   `InvalidArgument` for a value that cannot be stored: the caller's input.
-    func persist(_ records: [StateRecord]) throws {
-        guard let state, !records.isEmpty else { return }
+    /// When the disk refuses the write, the change is put back
+    /// (``journalReported(_:)``), with every change queued after it, and their
+    /// callers get `StorageFailed`; a change made with `keep` (timers, provider
+    /// answers: nobody waits for it) stays, and the whole state is written
+    /// once the disk takes it again.
+    ///
+    /// - Throws: `InvalidArgument` for a value that cannot be stored (it is
+    ///   encoded here, so that nothing is queued): the caller's input.
+    func persist(_ records: [StateRecord], activitiesBefore: LiveActivityStore? = nil, keep: Bool = false) throws {
+        guard let journal, !records.isEmpty else { return }
+        let lines: [String]
         do {
-            if state.needsSnapshot {
-                // The files lag behind the model: write it whole, with this change.
-                var image = durableImage()
-                for record in records { image.apply(record) }
-                try state.compact(image)
-            } else {
-                try state.append(records)
-            }
-        } catch StateDirectoryError.encoding(let what) {
-            throw HostError.invalidArgument("the change cannot be stored (\(what)); nothing was changed — send only finite numbers and valid strings")
+            lines = try records.map(StateDirectory.line)
         } catch {
-            storageFailed(error)
-            // Opening the journal may have found it behind: write the whole state once it can.
-            if deadlines[.storage] == nil { armStorageRetry() }
-            throw HostError(
-                .storageFailed,
-                "the state directory \(state.path) cannot take the change (\(error)); nothing was changed and everything else goes on working — free space on that disk or make the directory writable, then send it again")
+            throw HostError.invalidArgument("the change cannot be stored (\(error)); nothing was changed — send only finite numbers and valid strings")
         }
-        storageWorks()
-        if state.wantsCompaction, nextCompactionAttempt.map({ $0 <= now }) ?? true { compact() }
+        let priors = keep ? nil : records.flatMap { prior(of: $0, activities: activitiesBefore ?? activities) }
+        let number: UInt64
+        if filesBehind {
+            // The files lag behind the model: write it whole, with this change.
+            var image = durableImage()
+            for record in records { image.apply(record) }
+            number = journal.writeSnapshot(image)
+        } else {
+            number = journal.append(lines)
+        }
+        pendingWrites.append(PendingWrite(number: number, priors: priors, isSnapshot: filesBehind))
+        lastWriteNumber = number
     }
 
-    /// `persist` where no caller waits for an answer (timers, provider replies):
-    /// the change stays in the model; when the disk refuses it, the state
-    /// directory is marked behind and the host writes a snapshot once it can.
+    /// `persist` for a change the host keeps whatever the disk says (timers,
+    /// provider answers): nobody waits for it, and when the disk refuses it
+    /// the whole state is written once it can.
     func persistQuietly(_ records: [StateRecord]) {
-        do { try persist(records) } catch let error as HostError where error.name == .storageFailed {
-            state?.markBehind()
-            armStorageRetry()
-        } catch {
-            // Not the disk: a value that cannot be stored, which validation keeps out.
+        do { try persist(records, keep: true) } catch {
+            // A value that cannot be stored, which validation keeps out.
             logger.error("a change could not be stored: \(error)")
         }
     }
 
-    /// Writes a snapshot so the journal starts again. It only saves space and
-    /// reading time: the journal already holds every change, so a failure is
-    /// logged and tried again later, never a failed call.
-    func compact() {
-        guard let state else { return }
-        do {
-            try state.compact(durableImage())
+    /// Answers `reply` with what `body` returns or throws — at once when it
+    /// changed nothing durable, else once the writer reports its changes on
+    /// disk, or with `StorageFailed` (and the changes put back) when the disk
+    /// refuses them. Nothing is acknowledged before it is on disk.
+    func answerOnceStored<T>(_ reply: TypedReply<T>, _ body: () throws -> T) {
+        let mark = lastWriteNumber
+        let result = Result { try body() }
+        guard lastWriteNumber != mark, !pendingWrites.isEmpty else { return reply.send(result) }
+        pendingWrites[pendingWrites.count - 1].waiters.append { refused in
+            if let refused { reply.fail(refused) } else { reply.send(result) }
+        }
+    }
+
+    /// What the journal writer reports, on this actor, in order.
+    func journalReported(_ report: JournalWriter.Report) {
+        switch report {
+        case .written(let through, let wantsCompaction):
+            let done = pendingWrites.prefix { $0.number <= through }
+            pendingWrites.removeFirst(done.count)
+            if done.contains(where: \.isSnapshot) { filesBehind = false }
+            storageWorks()
+            for write in done { for waiter in write.waiters { waiter(nil) } }
+            if wantsCompaction { compactSoon() }
+        case .failed(let error, let behind):
+            storageFailed(error)
+            // Nothing queued since the last write reported written is on disk, nor will be:
+            // put the model back as the files hold it, newest first, then answer.
+            let refused = pendingWrites
+            pendingWrites = []
+            compactionQueued = false
+            for write in refused.reversed() {
+                guard let priors = write.priors else {
+                    filesBehind = true
+                    continue
+                }
+                for prior in priors.reversed() { putBack(prior) }
+            }
+            if behind { filesBehind = true }
+            if refused.contains(where: { $0.priors?.contains(where: \.isActivity) ?? false }) { activitiesChanged() }
+            journal?.resume()
+            armStorageRetry()
+            let failure = HostError(
+                .storageFailed,
+                "the state directory \(statePath) cannot take the change (\(error)); nothing was changed and everything else goes on working — free space on that disk or make the directory writable, then send it again")
+            for write in refused { for waiter in write.waiters { waiter(failure) } }
+        case .compacted:
+            compactionQueued = false
             nextCompactionAttempt = nil
-        } catch {
+        case .compactionFailed(let error):
+            compactionQueued = false
             nextCompactionAttempt = now.addingTimeInterval(60)
             logger.warning("cannot compact the state directory (\(error)); the journal keeps every change, trying again in a minute")
         }
+    }
+
+    /// Queues a snapshot so the journal starts again. It only saves space and
+    /// reading time: the journal already holds every change, so a failure is
+    /// logged and tried again later, never a failed call.
+    func compactSoon() {
+        guard let journal, !compactionQueued, !filesBehind, nextCompactionAttempt.map({ $0 <= now }) ?? true else { return }
+        compactionQueued = true
+        journal.compact(durableImage())
     }
 
     /// Logs the first failure of an outage.
@@ -140,26 +197,84 @@ extension HostService {
         storageFailingSince = nil
         storageRetryDelay = 1
         logger.notice("the state directory takes writes again", metadata: ["after": "\(Int(now.timeIntervalSince(since))) s"])
-        if state?.needsSnapshot != true { arm(.storage, at: nil) }
+        if !filesBehind { arm(.storage, at: nil) }
     }
 
     /// Retries, with a growing delay, while the files lag behind the model.
     func armStorageRetry() {
-        guard state?.needsSnapshot == true else { return }
+        guard filesBehind else { return }
         arm(.storage, at: now.addingTimeInterval(storageRetryDelay))
         storageRetryDelay = min(storageRetryDelay * 2, 60)
     }
 
-    /// Writes the whole state once the directory takes it again.
+    /// Writes the whole state once the directory takes it again; a failure
+    /// arms the next try (``journalReported(_:)``).
     func retryStorage() {
-        guard let state, state.needsSnapshot else { return arm(.storage, at: nil) }
-        do {
-            try state.compact(durableImage())
-            storageWorks()
-            arm(.storage, at: nil)
-        } catch {
-            storageFailed(error)
-            armStorageRetry()
+        arm(.storage, at: nil)
+        guard let journal, filesBehind else { return }
+        let number = journal.writeSnapshot(durableImage())
+        pendingWrites.append(PendingWrite(number: number, priors: nil, isSnapshot: true))
+        lastWriteNumber = number
+    }
+
+    // MARK: Putting changes back
+
+    /// What `record` replaces in the model now: what to put back if the disk refuses it.
+    func prior(of record: StateRecord, activities: LiveActivityStore) -> [PendingWrite.Prior] {
+        switch record {
+        case .bundle(let appID, _), .bundleRemoved(let appID): [.bundle(appID, widgets.bundles[appID])]
+        case .widget(let stored): [.widget(stored.id, widgets.widgets[stored.id])]
+        case .widgetRemoved(let id): [.widget(id, widgets.widgets[id])]
+        case .activity(let stored): [.activity(stored.id, activities.activity(stored.id))]
+        case .activityRemoved(let id): [.activity(id, activities.activity(id))]
+        // Only provider answers, which the host keeps.
+        case .timeline: []
+        }
+    }
+
+    /// Puts one object back as it was, and tells renderers.
+    func putBack(_ prior: PendingWrite.Prior) {
+        switch prior {
+        case .bundle(let appID, let old):
+            widgets.putBackBundle(appID: appID, old)
+        case .widget(let id, let old):
+            let current = widgets.widgets[id]
+            widgets.putBack(id, old)
+            let path = Host1Widget.objectPath(id)
+            switch (current, old) {
+            case (nil, nil):
+                break
+            case (nil, .some):
+                try? connection.export(widgetInterfaces(), at: path)
+                chargeWidget(id)
+                widgetPlaced(id)
+            case (.some, nil):
+                connection.unexport(path)
+                widgetGone(id)
+            case (let current?, let old?):
+                chargeWidget(id)
+                var changed: [Host1Widget.Property] = []
+                if current.content != old.content { changed.append(.content) }
+                if current.configuration != old.configuration { changed.append(.configuration) }
+                if !changed.isEmpty { try? Host1Widget.emitPropertiesChanged(on: connection, path: path, changed) }
+            }
+        case .activity(let id, let old):
+            let current = activities.activity(id)
+            activities.putBack(id, old, now: now)
+            let path = Host1LiveActivity.objectPath(id)
+            switch (current, old) {
+            case (nil, nil):
+                break
+            case (nil, .some):
+                try? connection.export(activityInterfaces(), at: path)
+                chargeActivity(id)
+            case (.some, nil):
+                connection.unexport(path)
+                footprint.release(id)
+            case (let current?, let old?):
+                chargeActivity(id)
+                announce(id, before: current, after: old)
+            }
         }
     }
 
@@ -181,4 +296,26 @@ extension HostService {
         }
         return image
     }
+}
+
+/// A write queued for the journal writer and not yet reported on disk.
+struct PendingWrite {
+    /// What an object was before a change, to put it back.
+    enum Prior {
+        case bundle(String, WidgetBundle?)
+        case widget(String, PlacedWidget?)
+        case activity(String, LiveActivity?)
+
+        var isActivity: Bool { if case .activity = self { true } else { false } }
+    }
+
+    /// The writer's number for it.
+    let number: UInt64
+    /// What it replaced, to put back (newest last) if the disk refuses it;
+    /// nil for a change the host keeps whatever the disk says.
+    let priors: [Prior]?
+    /// The whole state, written because the files lagged behind.
+    let isSnapshot: Bool
+    /// Answers waiting for it: nil once it is on disk, else the error.
+    var waiters: [(HostError?) -> Void] = []
 }

@@ -84,6 +84,53 @@ struct StorageTests {
         #expect(!fixture.log.contains("damaged"), "the refused writes left no torn record: \(fixture.log)")
     }
 
+    @Test("Writes in flight together when the disk fills: a write is acknowledged only once it is on disk, every write of a batch the disk refuses is StorageFailed and put back, and kill -9 keeps exactly the acknowledged ones")
+    func pipelinedWritesOnAFillingDisk() async throws {
+        let disk = try SmallDisk(bytes: 512 << 10)
+        defer { disk.unmount() }
+        let (fixture, app, renderer) = try await Self.start(on: disk)
+        defer { fixture.stop() }
+        defer { renderer.close() }
+        var widgets: [String] = []
+        for _ in 0..<24 { widgets.append(try await renderer.addWidget(Self.app, "Hero", "systemSmall")) }
+
+        // Room for a few of the writes: the rest find the disk full, in whichever batch they share a sync with.
+        try disk.fill()
+        disk.makeRoom(48 << 10)
+        let outcomes = await withTaskGroup(of: (String, (any Error)?).self) { group in
+            for (index, widget) in widgets.enumerated() {
+                group.addTask {
+                    do {
+                        try await app.setContent(widget, Self.content("v\(index)", padding: 6_000))
+                        return (widget, nil)
+                    } catch {
+                        return (widget, error)
+                    }
+                }
+            }
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+        let acknowledged = Set(outcomes.filter { $0.1 == nil }.map(\.0))
+        let refused = outcomes.compactMap { outcome in outcome.1.map { (outcome.0, $0) } }
+        #expect(!acknowledged.isEmpty && !refused.isEmpty, "the disk filled part way: \(acknowledged.count) acknowledged")
+        for (widget, error) in refused {
+            #expect((error as? DBusError)?.name == "org.widgethost.Host1.Error.StorageFailed", "\(widget): \(error)")
+        }
+        let served = try await renderer.managedObjects()
+        for (index, widget) in widgets.enumerated() {
+            let content = served[widget]?["Content"]
+            if acknowledged.contains(widget) {
+                #expect(content == .string(Self.content("v\(index)", padding: 6_000)), "\(widget) shows what was acknowledged")
+            } else {
+                #expect(content == .string(""), "\(widget) was put back: a refused write changes nothing")
+            }
+        }
+
+        app.close()
+        try await Self.restart(fixture, on: disk)
+        #expect(try await renderer.managedObjects() == served, "kill -9 keeps every acknowledged write and nothing else")
+    }
+
     @Test("Started on a full disk the host serves what it restored, refuses changes, and takes them once there is room")
     func startsOnAFullDisk() async throws {
         let disk = try SmallDisk(bytes: 512 << 10)
