@@ -213,8 +213,8 @@ final class MainLoop: @unchecked Sendable {
                         next = min(next, timer.deadline)
                     }
                 }
-                guard due.isEmpty, state.jobs.isEmpty else { return .work }
-                if state.stopping {
+                let busy = !due.isEmpty || !state.jobs.isEmpty
+                if !busy && state.stopping {
                     state.exited = true
                     return .exit
                 }
@@ -232,9 +232,11 @@ final class MainLoop: @unchecked Sendable {
                     fds.append(pollfd(fd: fd, events: events, revents: 0))
                     polled.append(box)
                 }
+                if busy { return .work }
                 state.sleeping = true
                 return .sleep
             }
+            let timeout: Int32
             switch step {
             case .exit:
                 threadID.store(0, ordering: .relaxed)
@@ -242,20 +244,16 @@ final class MainLoop: @unchecked Sendable {
             case .work:
                 for timer in due { timer.fire() }
                 due.removeAll(keepingCapacity: true)
-                continue
+                // More jobs are queued (a job may queue the next one): look at
+                // the socket without sleeping before running them, so messages
+                // that arrived meanwhile are not held up behind a long line of jobs.
+                timeout = 0
             case .sleep:
-                break
-            }
-            let timeout: Int32
-            if next == .max {
-                timeout = -1
-            } else {
-                let nowAgain = monotonicNanoseconds()
-                timeout = next <= nowAgain ? 0 : Int32(clamping: (next - nowAgain + 999_999) / 1_000_000)
+                timeout = Self.pollTimeout(until: next)
             }
             // A failing poll (only EFAULT, EINVAL or ENOMEM remain) is tried again.
             let ready = (try? System.poll(&fds, timeout: timeout)) ?? 0
-            state.withLock { $0.sleeping = false }
+            if step == .sleep { state.withLock { $0.sleeping = false } }
             guard ready > 0 else { continue }
             if fds[0].revents != 0 {
                 try? System.drain(wakeFD)
@@ -270,6 +268,13 @@ final class MainLoop: @unchecked Sendable {
                 handle(polled[index - 1], condition)
             }
         }
+    }
+
+    /// How long poll may sleep until the timer due at `next` (monotonic ns).
+    private static func pollTimeout(until next: UInt64) -> Int32 {
+        guard next != .max else { return -1 }
+        let now = monotonicNanoseconds()
+        return next <= now ? 0 : Int32(clamping: (next - now + 999_999) / 1_000_000)
     }
 
     /// What the loop does after looking at its jobs and timers.

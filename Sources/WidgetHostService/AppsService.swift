@@ -43,6 +43,20 @@ extension HostService: Host1Apps.Server {
         }
     }
 
+    /// Runs `body` in a turn of its own (see `takeTurns`), in the order its
+    /// sender sent it: an app's burst of changes is served one call per turn,
+    /// and calls of other senders that arrive meanwhile — taps, reads, other
+    /// apps' changes — are dispatched between two turns instead of behind the burst.
+    nonisolated func inTurn(_ call: MethodCall, _ body: @escaping @Sendable (isolated HostService) -> Void) {
+        assumeIsolated { service in
+            if service.mustWait(call.sender) {
+                service.holdBack(call.sender) { body(service) }
+            } else {
+                service.takeTurns(call.sender) { body(service) }
+            }
+        }
+    }
+
     /// Answers with what `body` returns, in order (see `inOrder`).
     nonisolated func answer<T>(
         _ call: MethodCall, _ reply: TypedReply<T>, _ body: @escaping @Sendable (isolated HostService) throws -> T
@@ -55,7 +69,7 @@ extension HostService: Host1Apps.Server {
     nonisolated func appOwned<T>(
         _ call: MethodCall, _ reply: TypedReply<T>, _ body: @escaping @Sendable (isolated HostService, CallerIdentity) throws -> T
     ) {
-        inOrder(call) { service in
+        inTurn(call) { service in
             service.withCaller(call.sender, reply: reply) { service, identity, _ in try body(service, identity) }
         }
     }

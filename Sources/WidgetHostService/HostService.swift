@@ -116,6 +116,8 @@ public actor HostService: Service, CustomStringConvertible {
     var lookups: Set<String> = []
     /// Calls waiting behind an earlier call of the same sender that waits for a lookup.
     var held: [String: [() -> Void]] = [:]
+    /// Each sender's calls waiting for their turn (see `takeTurns`).
+    var turns: [String: [() -> Void]] = [:]
 
     public nonisolated var unownedExecutor: UnownedSerialExecutor {
         connection.executor.asUnownedSerialExecutor()

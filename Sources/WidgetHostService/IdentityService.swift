@@ -19,11 +19,42 @@ extension HostService {
     /// one must wait behind it (``holdBack(_:_:)``). One check of an empty
     /// dictionary on the tap path when nobody waits.
     func mustWait(_ sender: String) -> Bool {
-        !held.isEmpty && held[sender] != nil
+        (!held.isEmpty && held[sender] != nil) || (!turns.isEmpty && turns[sender] != nil)
+    }
+
+    /// Queues `body` behind the sender's waiting turns; the first one starts
+    /// the sender's line of turns. Each turn is a job of the connection's
+    /// thread that runs one call, then queues the next turn: between two
+    /// jobs the thread reads and dispatches what arrived, so one sender's
+    /// burst never holds up the others.
+    func takeTurns(_ sender: String, _ body: @escaping () -> Void) {
+        if turns[sender] != nil { return turns[sender]!.append(body) }
+        turns[sender] = [body]
+        nextTurn(sender)
+    }
+
+    private func nextTurn(_ sender: String) {
+        connection.async {
+            self.assumeIsolated { service in
+                guard var line = service.turns[sender], !line.isEmpty else { return }
+                let body = line.removeFirst()
+                service.turns[sender] = line.isEmpty ? nil : line
+                body()
+                guard let rest = service.turns[sender] else { return }
+                if service.held[sender] != nil {
+                    // It waits for its caller's identity now: the rest wait behind it.
+                    service.turns[sender] = nil
+                    service.held[sender]!.append(contentsOf: rest)
+                } else {
+                    service.nextTurn(sender)
+                }
+            }
+        }
     }
 
     /// Queues `body` to run after the calls of `sender` that wait already.
     func holdBack(_ sender: String, _ body: @escaping () -> Void) {
+        if turns[sender] != nil { return turns[sender]!.append(body) }
         held[sender, default: []].append(body)
     }
 
