@@ -162,6 +162,11 @@ struct UpdatesBench: AsyncParsableCommand {
         row("ratio tap p99 streaming / alone (target ≤ 2)", String(format: "%8.2f", loaded.p99 / taps.p99))
         row("ratio sets/s / floor calls/s (target ≥ 0.3)", String(format: "%8.3f", setRate / floorRate))
         row("ratio updates/s / floor calls/s (target ≥ 0.3)", String(format: "%8.3f", updateRate / floorRate))
+        // No writer that acknowledges only what is on disk can do better than a
+        // whole window per sync: the client sends nothing more until it hears back.
+        let ceiling = Double(window) / (diskSync / 1e6)
+        row("ceiling: \(window) in flight / one sync", String(format: "%8.0f writes/s", ceiling))
+        row("ratio ceiling / floor calls/s", String(format: "%8.3f", ceiling / floorRate))
         row("SetContent p50 − floor − sync (target ≤ 100)", us(sets.p50 - floor.p50 - diskSync))
         row("Update p50 − floor − sync (target ≤ 100)", us(updates.p50 - floor.p50 - diskSync))
         host.terminate()
