@@ -231,10 +231,6 @@ public final class StateDirectory {
         journalTorn = false
     }
 
-    /// The files no longer hold the whole state (a change the host keeps was not
-    /// written): the next write is a snapshot.
-    public func markBehind() { needsSnapshot = true }
-
     /// Whether the journal has grown past the snapshot (and 4 MiB), so that a
     /// ``compact()`` is worth its cost; compacting then keeps the total work linear.
     public var wantsCompaction: Bool { journalBytes > max(4 << 20, 2 * snapshotBytes) }

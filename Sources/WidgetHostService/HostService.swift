@@ -59,8 +59,8 @@ enum HostTimer: CaseIterable, Sendable {
 /// The host's state and its D-Bus face, and `widget-hostd` as a ServiceLifecycle
 /// service: ``run()`` serves the objects, owns the name and serves the bus until
 /// a graceful shutdown (it returns) or the bus is lost (it throws). Runs on the
-/// connection's thread (the actor's executor), so every change happens in the
-/// order the bus delivered the messages that caused it.
+/// connection's thread (the actor's executor), so every change of a sender
+/// happens in the order it sent the messages that caused it (see `takeTurns`).
 public actor HostService: Service, CustomStringConvertible {
     public nonisolated var description: String { "widget-hostd on \(bus)" }
     public let connection: Connection
