@@ -90,8 +90,6 @@ public actor HostService: Service, CustomStringConvertible {
     var filesBehind = false
     /// Writes queued for the journal writer and not yet reported, oldest first.
     var pendingWrites: [PendingWrite] = []
-    /// The writer's number for the last write queued.
-    var lastWriteNumber: UInt64 = 0
     /// A compaction is queued and not yet reported.
     var compactionQueued = false
     /// Since when the state directory refuses writes; nil while it takes them.

@@ -106,7 +106,6 @@ extension HostService {
             number = journal.append(lines)
         }
         pendingWrites.append(PendingWrite(number: number, priors: priors, isSnapshot: filesBehind))
-        lastWriteNumber = number
     }
 
     /// `persist` for a change the host keeps whatever the disk says (timers,
@@ -124,9 +123,10 @@ extension HostService {
     /// disk, or with `StorageFailed` (and the changes put back) when the disk
     /// refuses them. Nothing is acknowledged before it is on disk.
     func answerOnceStored<T>(_ reply: TypedReply<T>, _ body: () throws -> T) {
-        let mark = lastWriteNumber
+        // Reports arrive between handlers, never during one: a new last write is this call's.
+        let mark = pendingWrites.last?.number
         let result = Result { try body() }
-        guard lastWriteNumber != mark, !pendingWrites.isEmpty else { return reply.send(result) }
+        guard pendingWrites.last?.number != mark else { return reply.send(result) }
         pendingWrites[pendingWrites.count - 1].waiters.append { refused in
             if let refused { reply.fail(refused) } else { reply.send(result) }
         }
@@ -157,7 +157,7 @@ extension HostService {
                 for prior in priors.reversed() { putBack(prior) }
             }
             if behind { filesBehind = true }
-            if refused.contains(where: { $0.priors?.contains(where: \.isActivity) ?? false }) { activitiesChanged() }
+            activitiesChanged()
             journal?.resume()
             armStorageRetry()
             let failure = HostError(
@@ -214,7 +214,6 @@ extension HostService {
         guard let journal, filesBehind else { return }
         let number = journal.writeSnapshot(durableImage())
         pendingWrites.append(PendingWrite(number: number, priors: nil, isSnapshot: true))
-        lastWriteNumber = number
     }
 
     // MARK: Putting changes back
@@ -305,8 +304,6 @@ struct PendingWrite {
         case bundle(String, WidgetBundle?)
         case widget(String, PlacedWidget?)
         case activity(String, LiveActivity?)
-
-        var isActivity: Bool { if case .activity = self { true } else { false } }
     }
 
     /// The writer's number for it.
