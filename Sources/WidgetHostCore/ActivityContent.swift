@@ -123,7 +123,7 @@ public struct ActivityContent: Sendable, Equatable {
         let value: JSONValue
         let duplicates: [JSONDuplicateKey]
         do {
-            (value, duplicates) = try JSONValue.decode(json)
+            (value, duplicates) = try JSONValue.decode(json, lenient: stored)
         } catch {
             throw .invalidContent("Live Activity content is not valid JSON (\(error)); send an object such as \(example)")
         }
@@ -161,7 +161,7 @@ public struct ActivityContent: Sendable, Equatable {
         for presentation in ActivityPresentation.allCases {
             let subtree = top[presentation.rawValue]!
             trees[presentation] = try ViewTree.parse(
-                value: subtree, json: encode(subtree), at: "$.\(presentation.rawValue)", limits: limits, count: &count)
+                value: subtree, json: subtree.jsonText, at: "$.\(presentation.rawValue)", limits: limits, count: &count)
         }
         let content = ActivityContent(
             widgetURL: widgetURL, lockScreen: trees[.lockScreen]!, compactLeading: trees[.compactLeading]!,
@@ -190,10 +190,4 @@ public struct ActivityContent: Sendable, Equatable {
     }
 
     static let example = #"{"widgetURL":"tap-me://order","lockScreen":{"type":"text"},"compactLeading":{"type":"image"},"compactTrailing":{"type":"text"},"minimal":{"type":"image"},"expanded":{"type":"vstack"}}"#
-
-    /// The JSON text of one presentation's tree, re-encoded from the parsed value.
-    private static func encode(_ value: JSONValue) -> String {
-        guard let data = try? JSONEncoder().encode(value) else { return "" }
-        return String(decoding: data, as: UTF8.self)
-    }
 }

@@ -234,3 +234,139 @@ extension OptionValue: Codable {
         }
     }
 }
+
+// MARK: - Writing records and states as JSON
+
+// Written by hand with ``JSONWriter`` in exactly the shape the synthesized
+// `Codable` conformances read back (an enum case is `{"case":{"label":…}}`,
+// `_0` for an unlabelled value; nil optionals are left out): every
+// acknowledged change is encoded on the host's thread, so this is its cost.
+
+extension StateRecord {
+    /// The record as one line of JSON.
+    /// - Throws: ``JSONWriter/NotFinite`` for a NaN or infinite double, which JSON cannot hold.
+    public func jsonText() throws(JSONWriter.NotFinite) -> String {
+        var writer = JSONWriter()
+        try write(to: &writer)
+        return writer.text
+    }
+
+    func write(to writer: inout JSONWriter) throws(JSONWriter.NotFinite) {
+        try writer.object { (o: inout JSONWriter.Members) throws(JSONWriter.NotFinite) in
+            switch self {
+            case .bundle(let appID, let json):
+                o.member("bundle") { $0.object { o in o.string("appID", appID); o.string("json", json) } }
+            case .bundleRemoved(let appID):
+                o.member("bundleRemoved") { $0.object { o in o.string("appID", appID) } }
+            case .widget(let widget):
+                try o.member("widget") { (w: inout JSONWriter) throws(JSONWriter.NotFinite) in try w.unlabelled(widget.write) }
+            case .widgetRemoved(let id):
+                o.member("widgetRemoved") { $0.object { o in o.string("id", id) } }
+            case .activity(let activity):
+                try o.member("activity") { (w: inout JSONWriter) throws(JSONWriter.NotFinite) in try w.unlabelled(activity.write) }
+            case .activityRemoved(let id):
+                o.member("activityRemoved") { $0.object { o in o.string("id", id) } }
+            case .timeline(let timeline):
+                o.member("timeline") { $0.unlabelled(timeline.write) }
+            }
+        }
+    }
+}
+
+extension JSONWriter {
+    /// `{"_0":…}`: how a synthesized `Codable` enum holds an unlabelled value.
+    fileprivate mutating func unlabelled<E: Error>(_ write: (inout JSONWriter) throws(E) -> Void) throws(E) {
+        try object { (o: inout Members) throws(E) in try o.member("_0", write) }
+    }
+
+    fileprivate mutating func options(_ options: [String: OptionValue]) throws(NotFinite) {
+        try object(options) { (w: inout JSONWriter, value: OptionValue) throws(NotFinite) in try value.write(to: &w) }
+    }
+}
+
+extension StoredWidget {
+    func write(to writer: inout JSONWriter) throws(JSONWriter.NotFinite) {
+        try writer.object { (o: inout JSONWriter.Members) throws(JSONWriter.NotFinite) in
+            o.string("id", id); o.string("appID", appID); o.string("kind", kind); o.string("family", family)
+            try o.member("configuration") { (w: inout JSONWriter) throws(JSONWriter.NotFinite) in try w.options(configuration) }
+            if let content { o.string("content", content) }
+        }
+    }
+}
+
+extension StoredActivity {
+    func write(to writer: inout JSONWriter) throws(JSONWriter.NotFinite) {
+        try writer.object { (o: inout JSONWriter.Members) throws(JSONWriter.NotFinite) in
+            o.string("id", id); o.string("appID", appID); o.string("attributesType", attributesType); o.string("content", content)
+            try o.member("attributes") { (w: inout JSONWriter) throws(JSONWriter.NotFinite) in try w.options(attributes) }
+            try o.member("state") { (w: inout JSONWriter) throws(JSONWriter.NotFinite) in try w.options(state) }
+            if let staleDate { o.integer("staleDate", staleDate) }
+            try o.member("relevance") { (w: inout JSONWriter) throws(JSONWriter.NotFinite) in try w.double(relevance) }
+            o.integer("startedAt", startedAt)
+            if let endedAt { o.integer("endedAt", endedAt) }
+            if let removeAt { o.integer("removeAt", removeAt) }
+        }
+    }
+}
+
+extension StoredTimeline {
+    func write(to writer: inout JSONWriter) {
+        writer.object { o in
+            o.string("widgetID", widgetID)
+            o.member("entries") {
+                $0.array(entries) { w, entry in
+                    w.object { o in
+                        o.integer("at", entry.at)
+                        o.string("content", entry.content)
+                    }
+                }
+            }
+            o.string("policy", policy)
+            o.integer("reloadAt", reloadAt)
+            o.integer("receivedAt", receivedAt)
+        }
+    }
+}
+
+extension OptionValue {
+    func write(to writer: inout JSONWriter) throws(JSONWriter.NotFinite) {
+        try writer.object { (o: inout JSONWriter.Members) throws(JSONWriter.NotFinite) in
+            switch self {
+            case .string(let s): o.string("s", s)
+            case .objectPath(let p): o.string("o", p)
+            case .bool(let b): o.member("b") { $0.bool(b) }
+            case .int(let x): o.integer("x", x)
+            case .uint(let t): o.integer("t", t)
+            case .double(let d): try o.member("d") { (w: inout JSONWriter) throws(JSONWriter.NotFinite) in try w.double(d) }
+            case .array(let element, let items):
+                o.string("element", element)
+                try o.member("array") { (w: inout JSONWriter) throws(JSONWriter.NotFinite) in
+                    try w.array(items) { (w: inout JSONWriter, item: OptionValue) throws(JSONWriter.NotFinite) in try item.write(to: &w) }
+                }
+            case .dict(let fields): try o.member("dict") { (w: inout JSONWriter) throws(JSONWriter.NotFinite) in try w.options(fields) }
+            case .other(let signature): o.string("other", signature)
+            }
+        }
+    }
+}
+
+extension DurableState {
+    /// The whole state as JSON, as a snapshot holds it.
+    /// - Throws: ``JSONWriter/NotFinite`` for a NaN or infinite double.
+    public func jsonText() throws(JSONWriter.NotFinite) -> String {
+        var writer = JSONWriter(capacity: 4096)
+        try writer.object { (o: inout JSONWriter.Members) throws(JSONWriter.NotFinite) in
+            o.member("bundles") { $0.object(bundles) { $0.string($1) } }
+            try o.member("widgets") { (w: inout JSONWriter) throws(JSONWriter.NotFinite) in
+                try w.object(widgets) { (w: inout JSONWriter, widget: StoredWidget) throws(JSONWriter.NotFinite) in try widget.write(to: &w) }
+            }
+            try o.member("activities") { (w: inout JSONWriter) throws(JSONWriter.NotFinite) in
+                try w.object(activities) { (w: inout JSONWriter, activity: StoredActivity) throws(JSONWriter.NotFinite) in try activity.write(to: &w) }
+            }
+            o.member("timelines") { $0.object(timelines) { w, timeline in timeline.write(to: &w) } }
+            o.integer("nextWidgetNumber", nextWidgetNumber)
+            o.integer("nextActivityNumber", nextActivityNumber)
+        }
+        return writer.text
+    }
+}

@@ -173,7 +173,7 @@ public final class StateDirectory {
     /// can still refuse the change (the host's thread), and appends elsewhere.
     /// - Throws: ``StateDirectoryError/encoding(_:)``.
     public static func line(_ record: StateRecord) throws -> String {
-        let json = try json(record)
+        let json = try encoding { () throws(JSONWriter.NotFinite) in try record.jsonText() }
         return checksum(json) + " " + json + "\n"
     }
 
@@ -241,7 +241,7 @@ public final class StateDirectory {
     /// A failure leaves the old snapshot and journal as they were (a half-written
     /// temporary file is removed, giving its space back), so it changes nothing.
     public func compact(_ state: DurableState) throws {
-        let json = try Self.json(state)
+        let json = try Self.encoding { () throws(JSONWriter.NotFinite) in try state.jsonText() }
         let text = "\(Self.header) \(DurableState.formatVersion) \(Self.checksum(json))\n\(json)\n"
         let temporary = file(Self.snapshotName + ".tmp")
         let fd = Glibc.open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
@@ -348,10 +348,8 @@ public final class StateDirectory {
 
     /// A record or state as JSON; a value JSON cannot hold (a NaN) is the
     /// caller's input, not the disk: ``StateDirectoryError/encoding(_:)``.
-    private static func json(_ value: some Encodable) throws -> String {
-        do { return String(decoding: try JSONEncoder().encode(value), as: UTF8.self) } catch {
-            throw StateDirectoryError.encoding("\(error)")
-        }
+    private static func encoding(_ body: () throws(JSONWriter.NotFinite) -> String) throws(StateDirectoryError) -> String {
+        do { return try body() } catch { throw .encoding(error.description) }
     }
 
     private func file(_ name: String) -> String { path + "/" + name }

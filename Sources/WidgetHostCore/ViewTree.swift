@@ -168,7 +168,7 @@ public struct ViewTree: Sendable, Equatable {
         let value: JSONValue
         let duplicates: [JSONDuplicateKey]
         do {
-            (value, duplicates) = try JSONValue.decode(json)
+            (value, duplicates) = try JSONValue.decode(json, lenient: limits == .stored)
         } catch {
             throw .invalidContent("content is not valid JSON (\(error)); send a JSON object such as {\"type\":\"text\"}")
         }

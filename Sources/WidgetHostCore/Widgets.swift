@@ -62,9 +62,9 @@ public struct WidgetBundle: Sendable, Equatable {
         let value: JSONValue
         let duplicates: [JSONDuplicateKey]
         do {
-            (value, duplicates) = try JSONValue.decode(json)
+            (value, duplicates) = try JSONValue.decode(json, lenient: stored)
         } catch {
-            throw .invalidContent("the bundle is not valid JSON; send {\"widgets\":[{\"kind\":\"…\",\"families\":[\"systemSmall\"]}]}")
+            throw .invalidContent("the bundle is not valid JSON (\(error)); send {\"widgets\":[{\"kind\":\"…\",\"families\":[\"systemSmall\"]}]}")
         }
         if !stored, let duplicate = duplicates.first { throw .invalidContent(duplicate.message(in: "the bundle")) }
         guard case .object(let top) = value, case .array(let widgets)? = top["widgets"] else {

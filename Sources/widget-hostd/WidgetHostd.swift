@@ -104,6 +104,9 @@ struct WidgetHostd: AsyncParsableCommand {
         ] where value < 1 {
             throw ValidationError("\(name) must be at least 1")
         }
+        guard maxContentDepth <= 255 else {
+            throw ValidationError("--max-content-depth must be at most 255: each element is two levels of JSON, and the host reads JSON nested at most 512 levels deep")
+        }
         guard maxHostBytes <= Footprint.Budgets.largestTotal else {
             throw ValidationError(
                 "--max-host-bytes must be at most \(Footprint.Budgets.largestTotal): GetManagedObjects lists everything the host holds in one array, and D-Bus allows at most 64 MiB in one")

@@ -134,6 +134,7 @@ struct FootprintTests {
             (["--max-host-bytes", "67108864"], "--max-host-bytes must be at most 58720256"),
             (["--max-app-bytes", "2000", "--max-host-bytes", "1000"], "--max-app-bytes (2000) must be at most --max-host-bytes (1000)"),
             (["--max-app-bytes", "0"], "--max-app-bytes must be at least 1"),
+            (["--max-content-depth", "256"], "--max-content-depth must be at most 255"),
         ] {
             let result = try await runCommand(buildDirectory + "/widget-hostd", arguments, environment: fixture.environment)
             #expect(result.status != 0 && result.stderr.contains(complaint), "\(arguments): \(result)")
