@@ -33,11 +33,11 @@ struct UpdatesBench: AsyncParsableCommand {
         row("this disk's fdatasync p50", us(syncP50))
         try await measure(parent: parent, preload: nil, scale: 1, diskSync: syncP50)
         if slowSyncMs > 0 {
-            let shim = try Self.buildSlowSyncShim(milliseconds: slowSyncMs)
-            defer { try? FileManager.default.removeItem(atPath: (shim as NSString).deletingLastPathComponent) }
+            let shim = try SlowSync(milliseconds: slowSyncMs)
+            defer { shim.remove() }
             say("")
             say("with every fsync/fdatasync of the host \(slowSyncMs) ms slower (LD_PRELOAD shim)")
-            try await measure(parent: parent, preload: shim, scale: 10, diskSync: syncP50 + Double(slowSyncMs) * 1000)
+            try await measure(parent: parent, preload: shim.path, scale: 10, diskSync: syncP50 + Double(slowSyncMs) * 1000)
         }
     }
 
@@ -197,46 +197,5 @@ struct UpdatesBench: AsyncParsableCommand {
             stats.record(monotonicNanoseconds() - start)
         }
         return stats.p50
-    }
-
-    /// Compiles a shared object whose `fsync` and `fdatasync` sleep `milliseconds`, then sync; returns its path.
-    static func buildSlowSyncShim(milliseconds: Int) throws -> String {
-        let directory = NSTemporaryDirectory() + "widget-host-bench-shim-\(getpid())"
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        let source = directory + "/slow-sync.c", object = directory + "/slow-sync.so"
-        try """
-            #define _GNU_SOURCE
-            #include <dlfcn.h>
-            #include <time.h>
-            static void pause_sync(void) {
-                struct timespec t = { \(milliseconds / 1000), \(milliseconds % 1000) * 1000000L };
-                while (nanosleep(&t, &t) != 0) {}
-            }
-            int fsync(int fd) {
-                static int (*real)(int);
-                if (!real) real = (int (*)(int))dlsym(RTLD_NEXT, "fsync");
-                pause_sync();
-                return real(fd);
-            }
-            int fdatasync(int fd) {
-                static int (*real)(int);
-                if (!real) real = (int (*)(int))dlsym(RTLD_NEXT, "fdatasync");
-                pause_sync();
-                return real(fd);
-            }
-            """.write(toFile: source, atomically: true, encoding: .utf8)
-        let compiler = ["cc", "gcc", "clang"].first { name in
-            (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin").split(separator: ":").contains {
-                FileManager.default.isExecutableFile(atPath: "\($0)/\(name)")
-            }
-        }
-        guard let compiler else { throw PrivateBusError("no C compiler (cc, gcc or clang) to build the slow-sync shim; pass --slow-sync-ms 0") }
-        let build = Process()
-        build.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        build.arguments = [compiler, "-shared", "-fPIC", "-O2", "-o", object, source, "-ldl"]
-        try PrivateBus.withCleanSignalMask { try build.run() }
-        build.waitUntilExit()
-        guard build.terminationStatus == 0 else { throw PrivateBusError("\(compiler) could not build \(source)") }
-        return object
     }
 }

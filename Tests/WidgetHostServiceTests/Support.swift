@@ -84,11 +84,11 @@ final class HostFixture: @unchecked Sendable {
     }
 
     /// Starts widget-hostd on the bus and waits until it owns its name.
-    func startHost(_ arguments: [String] = []) async throws {
+    func startHost(_ arguments: [String] = [], environment extra: [String: String] = [:]) async throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: buildDirectory + "/widget-hostd")
         process.arguments = ["--log-level", "debug"] + arguments
-        process.environment = environment
+        process.environment = environment.merging(extra) { _, new in new }
         if !FileManager.default.fileExists(atPath: hostLog.path) {
             _ = FileManager.default.createFile(atPath: hostLog.path, contents: nil)
         }
