@@ -92,6 +92,9 @@ public actor HostService: Service, CustomStringConvertible {
     var pendingWrites: [PendingWrite] = []
     /// A compaction is queued and not yet reported.
     var compactionQueued = false
+    /// PropertiesChanged held back while writes wait for the disk: object
+    /// path → interface → property names, announced when the writer reports.
+    var heldAnnouncements: [String: [String: [String]]] = [:]
     /// Since when the state directory refuses writes; nil while it takes them.
     var storageFailingSince: Date?
     /// How long the next retry waits; doubles up to a minute while writes fail.

@@ -134,7 +134,7 @@ extension HostService: Host1LiveActivities.Server {
         if before.state != after.state { names.append(.contentState) }
         if before.removeAt != after.removeAt, !names.contains(.dismissalDate) { names.append(.dismissalDate) }
         guard !names.isEmpty else { return }
-        try? Host1LiveActivity.emitPropertiesChanged(on: connection, path: Host1LiveActivity.objectPath(id), names)
+        propertiesChanged(Host1LiveActivity.objectPath(id), Host1LiveActivity.name, names.map(\.rawValue))
     }
 
     /// After any change: announce a new order and re-arm the deadline timer.

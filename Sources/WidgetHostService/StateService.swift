@@ -140,6 +140,7 @@ extension HostService {
             pendingWrites.removeFirst(done.count)
             if done.contains(where: \.isSnapshot) { filesBehind = false }
             storageWorks()
+            announceHeld()
             for write in done { for waiter in write.waiters { waiter(nil) } }
             if wantsCompaction { compactSoon() }
         case .failed(let error, let behind):
@@ -158,6 +159,7 @@ extension HostService {
             }
             if behind { filesBehind = true }
             activitiesChanged()
+            announceHeld()
             journal?.resume()
             armStorageRetry()
             let failure = HostError(
@@ -171,6 +173,34 @@ extension HostService {
             compactionQueued = false
             nextCompactionAttempt = now.addingTimeInterval(60)
             logger.warning("cannot compact the state directory (\(error)); the journal keeps every change, trying again in a minute")
+        }
+    }
+
+    /// Announces that properties of the object at `path` changed: at once
+    /// when no write waits for the disk, else when the writer next reports,
+    /// once per object with the values current then. A burst of writes to one
+    /// object costs one signal per sync instead of one per write, and the
+    /// signals of a batch go out just before its callers' replies.
+    func propertiesChanged(_ path: String, _ interface: String, _ names: [String]) {
+        guard !pendingWrites.isEmpty else {
+            try? connection.emitPropertiesChanged(path: path, interface: interface, properties: names)
+            return
+        }
+        var held = heldAnnouncements[path, default: [:]][interface, default: []]
+        for name in names where !held.contains(name) { held.append(name) }
+        heldAnnouncements[path, default: [:]][interface] = held
+    }
+
+    /// Emits what ``propertiesChanged(_:_:_:)`` held back; an object gone
+    /// meanwhile is skipped (its InterfacesRemoved said so).
+    func announceHeld() {
+        guard !heldAnnouncements.isEmpty else { return }
+        let held = heldAnnouncements
+        heldAnnouncements = [:]
+        for (path, interfaces) in held.sorted(by: { $0.key < $1.key }) {
+            for (interface, names) in interfaces.sorted(by: { $0.key < $1.key }) {
+                try? connection.emitPropertiesChanged(path: path, interface: interface, properties: names)
+            }
         }
     }
 
@@ -255,7 +285,7 @@ extension HostService {
                 var changed: [Host1Widget.Property] = []
                 if current.content != old.content { changed.append(.content) }
                 if current.configuration != old.configuration { changed.append(.configuration) }
-                if !changed.isEmpty { try? Host1Widget.emitPropertiesChanged(on: connection, path: path, changed) }
+                if !changed.isEmpty { propertiesChanged(path, Host1Widget.name, changed.map(\.rawValue)) }
             }
         case .activity(let id, let old):
             let current = activities.activity(id)

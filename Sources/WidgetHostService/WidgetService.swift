@@ -72,7 +72,7 @@ extension HostService: Host1Widget.Server {
         try persist([.widget(StoredWidget(widget, content: content?.json))])
         widgets.setContent(id, tree: content)
         footprint.set(id, appID: widget.appID, bytes: bytes)
-        try? Host1Widget.emitPropertiesChanged(on: connection, path: Host1Widget.objectPath(id), [.content])
+        propertiesChanged(Host1Widget.objectPath(id), Host1Widget.name, [Host1Widget.Property.content.rawValue])
     }
 
     func configure(_ id: String, _ values: [String: DBusValue]) throws {
@@ -84,7 +84,7 @@ extension HostService: Host1Widget.Server {
         try persist([.widget(StoredWidget(changed, content: changed.content?.json))])
         widgets.setConfiguration(id, configuration)
         footprint.set(id, appID: changed.appID, bytes: bytes)
-        try? Host1Widget.emitPropertiesChanged(on: connection, path: Host1Widget.objectPath(id), [.configuration])
+        propertiesChanged(Host1Widget.objectPath(id), Host1Widget.name, [Host1Widget.Property.configuration.rawValue])
         requestReload(id, .configured)
     }
 

@@ -1,5 +1,6 @@
 import DBus
 import Foundation
+import PrivateBus
 import Testing
 
 /// The state directory end to end: restarts, SIGKILL at random moments, and
@@ -14,6 +15,40 @@ struct DurabilityTests {
         let app = try await AppPeer(fixture, appID: Self.app)
         try await app.registerWidgets(Self.bundle)
         return app
+    }
+
+    @Test("A burst of writes to one widget is announced once per sync, not once per write, and the last announcement carries what the host serves")
+    func burstAnnouncedPerSync() async throws {
+        // Syncs slow enough that the burst arrives while the first write syncs.
+        let slow = try SlowSync(milliseconds: 40)
+        defer { slow.remove() }
+        let fixture = try await HostFixture.make()
+        defer { fixture.stop() }
+        try await fixture.startHost(environment: ["LD_PRELOAD": slow.path])
+        let app = try await Self.registeredApp(fixture)
+        defer { app.close() }
+        let renderer = try await fixture.connect()
+        defer { renderer.close() }
+        let widget = try await renderer.addWidget(Self.app, "Hero", "systemSmall")
+        let changes = SignalRecorder(
+            try await renderer.signals(MatchRule(interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged")))
+
+        let burst = 20
+        let acknowledged = await withTaskGroup(of: Bool.self) { group in
+            for n in 0..<burst {
+                group.addTask { (try? await app.setContent(widget, #"{"type":"text","text":"\#(n)"}"#)) != nil }
+            }
+            return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+        }
+        #expect(acknowledged == burst)
+        let served = try await renderer.content(widget)
+        func announced() -> [String] {
+            changes.messages.filter { $0.path == widget }.compactMap { $0.arguments()[1].stringKeyedEntries?["Content"]?.unwrapped.stringValue }
+        }
+        // The signals reach the recorder through its own task: wait for the one carrying what is served.
+        let settled = await eventually { announced().last == served }
+        #expect(settled, "announced: \(announced()), served: \(served)")
+        #expect(announced().count < burst / 2, "one PropertiesChanged per sync: \(announced().count) for \(burst) writes")
     }
 
     @Test("After a restart every widget keeps its id, path, configuration and content; activities keep their dates; ids are not reused")
