@@ -325,7 +325,7 @@ private let releaseRelayedCall: DBusFreeFunction = { data in
 }
 
 /// A private connection, registered with the bus; blocks while it connects.
-private func openRegistered(_ address: String) throws -> OpaquePointer {
+func openRegistered(_ address: String) throws -> OpaquePointer {
     precondition(threadsInitialized)
     let raw = try withCError { dbus_connection_open_private(address, $0) }
     dbus_connection_set_exit_on_disconnect(raw, 0)

@@ -31,13 +31,13 @@ struct UpdatesBench: AsyncParsableCommand {
         say("cores: \(ProcessInfo.processInfo.activeProcessorCount)")
         let syncP50 = try Self.fdatasyncP50(in: parent)
         row("this disk's fdatasync p50", us(syncP50))
-        try await measure(parent: parent, preload: nil, scale: 1, diskSync: syncP50)
+        try await measure(parent: parent, preload: nil, scale: 1, diskSync: syncP50, extraSync: 0)
         if slowSyncMs > 0 {
             let shim = try SlowSync(milliseconds: slowSyncMs)
             defer { shim.remove() }
             say("")
             say("with every fsync/fdatasync of the host \(slowSyncMs) ms slower (LD_PRELOAD shim)")
-            try await measure(parent: parent, preload: shim.path, scale: 10, diskSync: syncP50 + Double(slowSyncMs) * 1000)
+            try await measure(parent: parent, preload: shim.path, scale: 10, diskSync: syncP50 + Double(slowSyncMs) * 1000, extraSync: UInt32(slowSyncMs) * 1000)
         }
     }
 
@@ -47,8 +47,10 @@ struct UpdatesBench: AsyncParsableCommand {
         return stateHome
     }
 
-    /// One run: a fresh bus and host, the floor, the updates, then taps alone and while an app streams.
-    func measure(parent: String, preload: String?, scale: Int, diskSync: Double) async throws {
+    /// One run: a fresh bus and host, the floor, the durable relay (`extraSync`
+    /// µs slower per sync, as the shim makes the host), the updates, then taps
+    /// alone and while an app streams.
+    func measure(parent: String, preload: String?, scale: Int, diskSync: Double, extraSync: UInt32) async throws {
         let count = max(50, self.count / scale), total = max(200, pipelined / scale), window = self.window
         let bus = try PrivateBus()
         defer { bus.stop() }
@@ -59,6 +61,12 @@ struct UpdatesBench: AsyncParsableCommand {
 
         let stateDirectory = parent + "/widget-host-bench-\(getpid())-\(scale)"
         defer { try? FileManager.default.removeItem(atPath: stateDirectory) }
+        let relayJournal = stateDirectory + "-relay"
+        defer { try? FileManager.default.removeItem(atPath: relayJournal) }
+        let relay = try DirectLibdbus.DurableRelay(address: bus.address, path: relayJournal, extraSyncDelay: extraSync)
+        let relayName = relay.uniqueName
+        Thread { relay.run() }.start()
+        defer { relay.stop() }
         let host = Process()
         host.executableURL = URL(fileURLWithPath: binDirectory + "/widget-hostd")
         host.arguments = ["--address", bus.address, "--log-level", "warning", "--state-dir", stateDirectory]
@@ -93,6 +101,10 @@ struct UpdatesBench: AsyncParsableCommand {
             try Message.methodCall(
                 destination: echoName, path: DirectLibdbus.echoPath, interface: DirectLibdbus.echoInterface, member: "Echo", arguments: [.string("x")])
         }
+        let relayCall: @Sendable () throws -> Message = {
+            try Message.methodCall(
+                destination: relayName, path: DirectLibdbus.echoPath, interface: DirectLibdbus.echoInterface, member: "Echo", arguments: [.string("x")])
+        }
         let sequence = Locked(0)
         let set: @Sendable () throws -> Message = {
             let n = sequence.withLock { $0 += 1; return $0 }
@@ -105,10 +117,11 @@ struct UpdatesBench: AsyncParsableCommand {
         let tap: @Sendable () throws -> Message = { try Host1Widget.Proxy(client, path: tapped).tapMessage(elementID: "t", options: [:]) }
 
         // Latency: the floor and taps from the renderer, the writes from the writing app, in alternating blocks.
-        let (floor, sets, updates, taps) = try await onThread {
-            var floor = Stats(), sets = Stats(), updates = Stats(), taps = Stats()
+        let (floor, durable, sets, updates, taps) = try await onThread {
+            var floor = Stats(), durable = Stats(), sets = Stats(), updates = Stats(), taps = Stats()
             for _ in 0..<min(200, count) {
                 _ = try renderer.roundTrip(floorCall())
+                _ = try writer.roundTrip(relayCall())
                 _ = try writer.roundTrip(set())
                 _ = try renderer.roundTrip(tap())
             }
@@ -116,22 +129,25 @@ struct UpdatesBench: AsyncParsableCommand {
             while done < count {
                 let block = min(50, count - done)
                 for _ in 0..<block { floor.record(try renderer.roundTrip(floorCall())) }
+                for _ in 0..<block { durable.record(try writer.roundTrip(relayCall())) }
                 for _ in 0..<block { sets.record(try writer.roundTrip(set())) }
                 for _ in 0..<block { updates.record(try writer.roundTrip(update())) }
                 for _ in 0..<block { taps.record(try renderer.roundTrip(tap())) }
                 done += block
             }
-            return (floor, sets, updates, taps)
+            return (floor, durable, sets, updates, taps)
         }
-        // Pipelined: the floor, SetContent and Update in turn, three rounds.
-        var seconds = [0.0, 0.0, 0.0]
+        // Pipelined: the floor, the durable relay, SetContent and Update in turn, three rounds.
+        var seconds = [0.0, 0.0, 0.0, 0.0]
         for round in 0..<3 {
             let share = total / 3 + (round < total % 3 ? 1 : 0)
             seconds[0] += Double(share) / (try await onThread { try renderer.pipelined(total: share, window: window, make: floorCall) })
+            seconds[3] += Double(share) / (try await onThread { try writer.pipelined(total: share, window: window, make: relayCall) })
             seconds[1] += Double(share) / (try await onThread { try writer.pipelined(total: share, window: window, make: set) })
             seconds[2] += Double(share) / (try await onThread { try writer.pipelined(total: share, window: window, make: update) })
         }
         let floorRate = Double(total) / seconds[0], setRate = Double(total) / seconds[1], updateRate = Double(total) / seconds[2]
+        let relayRate = Double(total) / seconds[3]
 
         // Taps while the writing app streams SetContent as fast as the host acknowledges it.
         let stop = Locked(false)
@@ -152,6 +168,8 @@ struct UpdatesBench: AsyncParsableCommand {
         say("")
         row("direct libdbus round trip p50 / p99", us(floor.p50) + " / " + us(floor.p99))
         row("direct libdbus pipelined", String(format: "%8.0f calls/s", floorRate))
+        row("durable relay (zero work) p50 / p99", us(durable.p50) + " / " + us(durable.p99))
+        row("durable relay pipelined (\(window) in flight)", String(format: "%8.0f calls/s", relayRate))
         row("durable SetContent p50 / p99", us(sets.p50) + " / " + us(sets.p99))
         row("durable SetContent pipelined (\(window) in flight)", String(format: "%8.0f sets/s", setRate))
         row("durable LiveActivity.Update p50 / p99", us(updates.p50) + " / " + us(updates.p99))
@@ -162,13 +180,13 @@ struct UpdatesBench: AsyncParsableCommand {
         row("ratio tap p99 streaming / alone (target ≤ 2)", String(format: "%8.2f", loaded.p99 / taps.p99))
         row("ratio sets/s / floor calls/s (target ≥ 0.3)", String(format: "%8.3f", setRate / floorRate))
         row("ratio updates/s / floor calls/s (target ≥ 0.3)", String(format: "%8.3f", updateRate / floorRate))
-        // No writer that acknowledges only what is on disk can do better than a
-        // whole window per sync: the client sends nothing more until it hears back.
-        let ceiling = Double(window) / (diskSync / 1e6)
-        row("ceiling: \(window) in flight / one sync", String(format: "%8.0f writes/s", ceiling))
-        row("ratio ceiling / floor calls/s", String(format: "%8.3f", ceiling / floorRate))
+        // The relay does nothing but hand each call to a writer and back: no host can beat it.
+        row("ceiling: relay calls/s / floor calls/s", String(format: "%8.3f", relayRate / floorRate))
+        row("ratio sets/s / relay calls/s", String(format: "%8.3f", setRate / relayRate))
         row("SetContent p50 − floor − sync (target ≤ 100)", us(sets.p50 - floor.p50 - diskSync))
         row("Update p50 − floor − sync (target ≤ 100)", us(updates.p50 - floor.p50 - diskSync))
+        row("ceiling: relay p50 − floor − sync", us(durable.p50 - floor.p50 - diskSync))
+        row("SetContent p50 − relay p50 (the host's own work)", us(sets.p50 - durable.p50))
         host.terminate()
         host.waitUntilExit()
     }
