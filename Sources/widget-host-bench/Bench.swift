@@ -177,8 +177,19 @@ func registerBenchApp(_ appID: String, on call: (Message) throws -> Message, _ c
 }
 
 /// User plus system CPU time of a process, in seconds (from /proc, in clock ticks).
-func cpuSeconds(_ pid: Int32) -> Double {
-    let stat = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? ""
+func cpuSeconds(_ pid: Int32) -> Double { cpuSeconds(stat: "/proc/\(pid)/stat") }
+
+/// The kernel's id of the calling thread (`/proc/thread-self` is `PID/task/TID`).
+func currentThreadID() -> Int32 {
+    let link = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/thread-self")) ?? ""
+    return Int32(link.split(separator: "/").last ?? "") ?? 0
+}
+
+/// User plus system CPU time of one of this process's threads, in seconds.
+func threadCPUSeconds(_ tid: Int32) -> Double { cpuSeconds(stat: "/proc/self/task/\(tid)/stat") }
+
+private func cpuSeconds(stat path: String) -> Double {
+    let stat = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
     // Fields after the command name, which is in parentheses and may hold spaces.
     let fields = stat.split(separator: ")").last?.split(separator: " ") ?? []
     guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
@@ -289,19 +300,20 @@ struct TapsBench: AsyncParsableCommand {
 
         // Pipelined: three rounds, each running the floor, the host and the relay in turn.
         var seconds = [0.0, 0.0, 0.0]
-        var hostCPU = 0.0
+        var hostCPU = 0.0, relayCPU = 0.0
         let rounds = 3
         for round in 0..<rounds {
             let share = total / rounds + (round < total % rounds ? 1 : 0)
             for (index, make) in [floorCall, tap, relayTap].enumerated() {
-                let cpuBefore = cpuSeconds(host.processIdentifier)
+                let cpuBefore = cpuSeconds(host.processIdentifier), relayBefore = threadCPUSeconds(relay.threadID)
                 let rate = try await onThread { try renderer.pipelined(total: share, window: window, make: make) }
                 seconds[index] += Double(share) / rate
                 if index == 1 { hostCPU += cpuSeconds(host.processIdentifier) - cpuBefore }
+                if index == 2 { relayCPU += threadCPUSeconds(relay.threadID) - relayBefore }
             }
         }
         let floorRate = Double(total) / seconds[0], tapRate = Double(total) / seconds[1], relayRate = Double(total) / seconds[2]
-        let hostCPUPerTap = hostCPU / Double(total) * 1e6
+        let hostCPUPerTap = hostCPU / Double(total) * 1e6, relayCPUPerTap = relayCPU / Double(total) * 1e6
 
         say("")
         row("direct libdbus round trip p50 / p99", us(floor.p50) + " / " + us(floor.p99))
@@ -319,6 +331,8 @@ struct TapsBench: AsyncParsableCommand {
         row("ratio relay taps/s / floor calls/s", String(format: "%8.3f", relayRate / floorRate))
         row("ratio tap p50 / relay p50 (target ≤ 1.1)", String(format: "%8.3f", taps.p50 / relayLatency.p50))
         row("ratio host taps/s / relay taps/s (target ≥ 0.9)", String(format: "%8.3f", tapRate / relayRate))
+        row("relay CPU per pipelined tap", us(relayCPUPerTap))
+        row("ratio host CPU / relay CPU per tap (target ≤ 1.3)", String(format: "%8.3f", hostCPUPerTap / relayCPUPerTap))
 
         say("")
         var placed = 1

@@ -187,8 +187,15 @@ enum DirectLibdbus {
 
         var uniqueName: String { String(cString: dbus_bus_get_unique_name(raw)) }
 
+        /// The thread running ``run()``, for its CPU time; 0 before it starts.
+        var threadID: Int32 { tid.withLock { $0 } }
+        private let tid = Locked<Int32>(0)
+
         /// Blocks, relaying calls, until `stop()`.
-        func run() { serve(raw, until: stopping) }
+        func run() {
+            tid.withLock { $0 = currentThreadID() }
+            serve(raw, until: stopping)
+        }
 
         func stop() { stopping.withLock { $0 = true } }
 
