@@ -105,7 +105,11 @@ public final class PrivateBus: @unchecked Sendable {
                 if process.isRunning { kill(process.processIdentifier, SIGKILL) }
             }
         }
-        try? FileManager.default.removeItem(at: directory)
+        // The daemon unlinks its socket as it exits, which can race the removal
+        // (ENOENT halfway through leaves the folder): try again while it is there.
+        for _ in 0..<5 where FileManager.default.fileExists(atPath: directory.path) {
+            try? FileManager.default.removeItem(at: directory)
+        }
     }
 
     /// Runs `body` — which starts a child process — with no signal blocked on

@@ -72,14 +72,22 @@ final class HostFixture: @unchecked Sendable {
             return !isStopped
         }
         guard first else { return }
-        if let host, host.isRunning {
-            host.terminate()
-            DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + 5) {
-                if host.isRunning { kill(host.processIdentifier, SIGKILL) }
-            }
-        }
         bus.stop()
-        try? FileManager.default.removeItem(at: root)
+        if let host, host.isRunning {
+            // The host writes its state as it stops: remove the folder once it is gone.
+            host.terminate()
+            let root = self.root
+            DispatchQueue.global(qos: .utility).async {
+                for _ in 0..<500 where host.isRunning { usleep(10_000) }
+                if host.isRunning {
+                    kill(host.processIdentifier, SIGKILL)
+                    host.waitUntilExit()
+                }
+                try? FileManager.default.removeItem(at: root)
+            }
+        } else {
+            try? FileManager.default.removeItem(at: root)
+        }
         Task { await Self.gate.release() }
     }
 
