@@ -8,11 +8,26 @@ public struct SlowSync {
     public let path: String
     private let directory: String
 
-    /// Builds the shim with the first C compiler on `PATH` (cc, gcc, clang).
-    public init(milliseconds: Int) throws {
+    /// Builds the shim with the first C compiler on `PATH` (cc, gcc, clang),
+    /// without blocking a thread of the cooperative pool.
+    public static func build(milliseconds: Int) async throws -> SlowSync {
+        let shim = try SlowSync(milliseconds: milliseconds)
+        let result = try await runCommand("/usr/bin/env", [shim.compiler, "-shared", "-fPIC", "-O2", "-o", shim.path, shim.source, "-ldl"])
+        guard result.status == 0 else {
+            shim.remove()
+            throw PrivateBusError("\(shim.compiler) could not build \(shim.source): \(result.stderr)")
+        }
+        return shim
+    }
+
+    private let compiler: String
+    private let source: String
+
+    /// Writes the source and picks the compiler; ``build(milliseconds:)`` compiles it.
+    private init(milliseconds: Int) throws {
         directory = NSTemporaryDirectory() + "widgethost-slow-sync-\(getpid())-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        let source = directory + "/slow-sync.c"
+        source = directory + "/slow-sync.c"
         path = directory + "/slow-sync.so"
         try """
             #define _GNU_SOURCE
@@ -35,14 +50,16 @@ public struct SlowSync {
                 return real(fd);
             }
             """.write(toFile: source, atomically: true, encoding: .utf8)
-        let compiler = ["cc", "gcc", "clang"].first { name in
+        let found = ["cc", "gcc", "clang"].first { name in
             (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin").split(separator: ":").contains {
                 FileManager.default.isExecutableFile(atPath: "\($0)/\(name)")
             }
         }
-        guard let compiler else { throw PrivateBusError("no C compiler (cc, gcc or clang) on PATH to build the slow-sync shim") }
-        let result = try runCommandBlocking("/usr/bin/env", [compiler, "-shared", "-fPIC", "-O2", "-o", path, source, "-ldl"])
-        guard result.status == 0 else { throw PrivateBusError("\(compiler) could not build \(source): \(result.stderr)") }
+        guard let compiler = found else {
+            try? FileManager.default.removeItem(atPath: directory)
+            throw PrivateBusError("no C compiler (cc, gcc or clang) on PATH to build the slow-sync shim")
+        }
+        self.compiler = compiler
     }
 
     /// Removes the shim and its folder.

@@ -49,11 +49,6 @@ extension JSONValue {
         return try result.get()
     }
 
-    /// Every key given twice in one object of `text`; none for text that is not JSON.
-    static func duplicateKeys(in text: String) -> [JSONDuplicateKey] {
-        (try? decode(text))?.duplicateKeys ?? []
-    }
-
     /// The value as compact JSON text. Object keys come in the dictionary's
     /// order; a number that is not finite (which JSON cannot hold) is `null`.
     public var jsonText: String {

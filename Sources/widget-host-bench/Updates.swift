@@ -33,7 +33,7 @@ struct UpdatesBench: AsyncParsableCommand {
         row("this disk's fdatasync p50", us(syncP50))
         try await measure(parent: parent, preload: nil, scale: 1, diskSync: syncP50, extraSync: 0)
         if slowSyncMs > 0 {
-            let shim = try SlowSync(milliseconds: slowSyncMs)
+            let shim = try await SlowSync.build(milliseconds: slowSyncMs)
             defer { shim.remove() }
             say("")
             say("with every fsync/fdatasync of the host \(slowSyncMs) ms slower (LD_PRELOAD shim)")

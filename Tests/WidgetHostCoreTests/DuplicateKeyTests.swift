@@ -4,14 +4,14 @@ import Testing
 @Suite("Duplicate JSON keys")
 struct DuplicateKeyTests {
     @Test("Every key given twice in one object is found, with where, however it is spelled")
-    func found() {
-        #expect(JSONValue.duplicateKeys(in: #"{"a":1,"b":{"a":2},"c":[{"a":3}]}"#).isEmpty, "the same key in different objects is fine")
-        #expect(JSONValue.duplicateKeys(in: #"{"a":"a","b":["a","a"]}"#).isEmpty, "values are not keys")
+    func found() throws {
+        #expect((try JSONValue.decode(#"{"a":1,"b":{"a":2},"c":[{"a":3}]}"#)).duplicateKeys.isEmpty, "the same key in different objects is fine")
+        #expect((try JSONValue.decode(#"{"a":"a","b":["a","a"]}"#)).duplicateKeys.isEmpty, "values are not keys")
         #expect(
-            JSONValue.duplicateKeys(in: #"{"a":1,"a":2,"c":[0,{"x":{"k":1," k":2,"k":3}}]}"#)
+            (try JSONValue.decode(#"{"a":1,"a":2,"c":[0,{"x":{"k":1," k":2,"k":3}}]}"#)).duplicateKeys
                 == [JSONDuplicateKey(path: "$", key: "a"), JSONDuplicateKey(path: "$.c[1].x", key: "k")])
-        #expect(JSONValue.duplicateKeys(in: #"{"url":"a","\u0075rl":"b"}"#) == [JSONDuplicateKey(path: "$", key: "url")])
-        #expect(JSONValue.duplicateKeys(in: #"{"q\"":1,"q\"":2,"e":"}{,:\"["}"#) == [JSONDuplicateKey(path: "$", key: "q\"")])
+        #expect((try JSONValue.decode(#"{"url":"a","\u0075rl":"b"}"#)).duplicateKeys == [JSONDuplicateKey(path: "$", key: "url")])
+        #expect((try JSONValue.decode(#"{"q\"":1,"q\"":2,"e":"}{,:\"["}"#)).duplicateKeys == [JSONDuplicateKey(path: "$", key: "q\"")])
     }
 
     @Test("Content, Live Activity content and bundles with a key given twice are InvalidContent naming it; the lint reports each")

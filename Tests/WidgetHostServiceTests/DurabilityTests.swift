@@ -20,7 +20,7 @@ struct DurabilityTests {
     @Test("A burst of writes to one widget is announced once per sync, not once per write, and the last announcement carries what the host serves")
     func burstAnnouncedPerSync() async throws {
         // Syncs slow enough that the burst arrives while the first write syncs.
-        let slow = try SlowSync(milliseconds: 40)
+        let slow = try await SlowSync.build(milliseconds: 40)
         defer { slow.remove() }
         let fixture = try await HostFixture.make()
         defer { fixture.stop() }
