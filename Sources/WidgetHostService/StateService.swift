@@ -147,8 +147,9 @@ extension HostService {
             storageFailed(error)
             // Nothing queued since the last write reported written is on disk, nor will be:
             // put the model back as the files hold it, newest first, then answer.
+            // The refused writes count as pending until all are put back, so what the
+            // put-backs change joins the held announcements: one signal per object.
             let refused = pendingWrites
-            pendingWrites = []
             compactionQueued = false
             for write in refused.reversed() {
                 guard let priors = write.priors else {
@@ -157,6 +158,7 @@ extension HostService {
                 }
                 for prior in priors.reversed() { putBack(prior) }
             }
+            pendingWrites.removeFirst(refused.count)
             if behind { filesBehind = true }
             activitiesChanged()
             announceHeld()
