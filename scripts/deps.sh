@@ -7,7 +7,11 @@
 #   python3 python3-gi        a real GApplication as a host app
 #   help2man                  the packages' man pages, made from --help
 #   bubblewrap                bwrap, to run test callers sandboxed as Flatpak runs apps
-WIDGETHOST_DEBS=(libdbus-1-dev pkg-config dbus systemd libglib2.0-bin python3 python3-gi help2man bubblewrap)
+#   gir1.2-gtk-4.0            GTK 4 for widget-board (renderers/gtk), the reference renderer
+#   at-spi2-core python3-pyatspi xvfb xdotool
+#                             the board's tests: a virtual display, the accessibility
+#                             tree to find what is on screen, real pointer clicks
+WIDGETHOST_DEBS=(libdbus-1-dev pkg-config dbus systemd libglib2.0-bin python3 python3-gi help2man bubblewrap gir1.2-gtk-4.0 at-spi2-core python3-pyatspi xvfb xdotool)
 
 # Installs whichever of the packages are missing (with sudo when not root).
 ensure_packages() {

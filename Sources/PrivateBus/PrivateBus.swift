@@ -59,21 +59,28 @@ public final class PrivateBus: @unchecked Sendable {
         try Self.withCleanSignalMask { try started.run() }
 
         // The first line of output is the address.
+        guard let text = Self.firstLine(of: output) else {
+            process.terminate()
+            throw PrivateBusError("dbus-daemon did not print an address (is the dbus-daemon package installed?)")
+        }
+        address = text
+    }
+
+    deinit { stop() }
+
+    /// The first line a started process writes to `pipe` (blocking until it
+    /// does), or nil when it ends or writes an empty line first.
+    public static func firstLine(of pipe: Pipe) -> String? {
         var line = Data()
-        let handle = output.fileHandleForReading
+        let handle = pipe.fileHandleForReading
         while !line.contains(UInt8(ascii: "\n")) {
             let chunk = handle.availableData
             if chunk.isEmpty { break }
             line.append(chunk)
         }
-        guard let text = String(data: line, encoding: .utf8)?.split(separator: "\n").first, !text.isEmpty else {
-            process.terminate()
-            throw PrivateBusError("dbus-daemon did not print an address (is the dbus-daemon package installed?)")
-        }
-        address = String(text)
+        guard let text = String(data: line, encoding: .utf8)?.split(separator: "\n").first, !text.isEmpty else { return nil }
+        return String(text)
     }
-
-    deinit { stop() }
 
     /// The environment a client process needs to use this bus as its session bus.
     public func environment(base: [String: String] = ProcessInfo.processInfo.environment) -> [String: String] {

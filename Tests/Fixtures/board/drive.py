@@ -1,0 +1,134 @@
+#!/usr/bin/python3
+"""drive.py: uses widget-board as a person does, for the board's tests.
+
+It finds what is on screen through the AT-SPI accessibility tree
+(python3-pyatspi) and clicks it with real pointer events (xdotool), on the
+X display in $DISPLAY:
+
+    drive.py find NAME [--role ROLE] [--timeout S]   wait for an element; print it as JSON
+    drive.py click NAME [--role ROLE] [--timeout S]  find it, then click its centre
+    drive.py focus NAME [--role ROLE] [--timeout S]  find it and give it the keyboard focus
+    drive.py gone NAME [--timeout S]                 wait until no element is named NAME
+    drive.py key KEY...                              press keys (xdotool names: Tab, Return)
+    drive.py tree                                    print the board's accessible tree
+
+An element is printed as {"name", "role", "x", "y", "width", "height"}, x and
+y on the screen. Exits 1 (saying what it saw) when nothing matches in time.
+"""
+import argparse
+import json
+import subprocess
+import sys
+import time
+
+import pyatspi
+
+WINDOW_TITLE = "Widget Board"
+
+
+def board_apps():
+    desktop = pyatspi.Registry.getDesktop(0)
+    for i in range(desktop.childCount):
+        app = desktop.getChildAtIndex(i)
+        if app is not None:
+            yield app
+
+
+def walk(accessible, depth=0):
+    if accessible is None or depth > 60:
+        return
+    yield accessible, depth
+    for i in range(accessible.childCount):
+        yield from walk(accessible.getChildAtIndex(i), depth + 1)
+
+
+def showing(accessible):
+    """Whether it is drawn: GTK marks what is mapped VISIBLE (and SHOWING only in later versions)."""
+    try:
+        states = accessible.getState()
+        return states.contains(pyatspi.STATE_VISIBLE) or states.contains(pyatspi.STATE_SHOWING)
+    except Exception:  # noqa: BLE001 - an object that went away while we looked
+        return False
+
+
+def matches(name, role):
+    for app in board_apps():
+        for accessible, _ in walk(app):
+            try:
+                if accessible.name == name and (role is None or accessible.getRoleName() == role) and showing(accessible):
+                    yield accessible
+            except Exception:  # noqa: BLE001
+                continue
+
+
+def window_origin():
+    """Where the board's window is on the screen: GTK reports extents in window coordinates."""
+    out = subprocess.run(["xdotool", "search", "--name", f"^{WINDOW_TITLE}$", "getwindowgeometry", "--shell"],
+                         capture_output=True, text=True).stdout
+    values = dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
+    return int(values.get("X", 0)), int(values.get("Y", 0))
+
+
+def describe(accessible):
+    extents = accessible.queryComponent().getExtents(pyatspi.WINDOW_COORDS)
+    ox, oy = window_origin()
+    return {"name": accessible.name, "role": accessible.getRoleName(), "x": ox + extents.x, "y": oy + extents.y,
+            "width": extents.width, "height": extents.height}
+
+
+def find(name, role, timeout):
+    deadline = time.monotonic() + timeout
+    while True:
+        for accessible in matches(name, role):
+            found = describe(accessible)
+            if found["width"] > 0 and found["height"] > 0:
+                return found
+        if time.monotonic() > deadline:
+            names = sorted({f"{a.getRoleName()}:{a.name}" for app in board_apps() for a, _ in walk(app) if a.name})
+            sys.exit(f"drive.py: nothing named {name!r}{' with role ' + role if role else ''} is showing; "
+                     f"named elements: {names}")
+        time.sleep(0.05)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("command", choices=["find", "click", "focus", "gone", "key", "tree"])
+    parser.add_argument("args", nargs="*")
+    parser.add_argument("--role")
+    parser.add_argument("--timeout", type=float, default=10)
+    options = parser.parse_args()
+    if options.command == "focus":
+        # As a person does: with the pointer over the window, Tab until it has the focus.
+        found = find(options.args[0], options.role, options.timeout)
+        subprocess.run(["xdotool", "mousemove", "--sync", str(found["x"]), str(found["y"] - 4)], check=True)
+        for _ in range(60):
+            if any(a.getState().contains(pyatspi.STATE_FOCUSED) for a in matches(options.args[0], options.role)):
+                break
+            subprocess.run(["xdotool", "key", "Tab"], check=True)
+            time.sleep(0.08)
+        else:
+            sys.exit(f"drive.py: Tab never moved the keyboard focus to {options.args[0]!r}")
+    elif options.command in ("find", "click"):
+        found = find(options.args[0], options.role, options.timeout)
+        if options.command == "click":
+            x, y = found["x"] + found["width"] // 2, found["y"] + found["height"] // 2
+            subprocess.run(["xdotool", "mousemove", "--sync", str(x), str(y)], check=True)
+            time.sleep(0.1)
+            subprocess.run(["xdotool", "click", "1"], check=True)
+        print(json.dumps(found), flush=True)
+    elif options.command == "gone":
+        deadline = time.monotonic() + options.timeout
+        while any(True for _ in matches(options.args[0], None)):
+            if time.monotonic() > deadline:
+                sys.exit(f"drive.py: {options.args[0]!r} is still showing")
+            time.sleep(0.05)
+    elif options.command == "key":
+        subprocess.run(["xdotool", "key", "--delay", "80", *options.args], check=True)
+    else:
+        for app in board_apps():
+            for accessible, depth in walk(app):
+                print("  " * depth + f"{accessible.getRoleName()}: {accessible.name!r}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,233 @@
+import DBus
+import Foundation
+import PrivateBus
+import Testing
+
+/// widget-board (renderers/gtk) used as a person uses it: on a virtual X
+/// display (Xvfb), found through the AT-SPI accessibility tree and clicked
+/// with real pointer events (xdotool), against the host on a private bus and
+/// the real GApplication fixture, started by D-Bus activation. The assertions
+/// are on what the app received.
+@Suite("widget-board", .serialized)
+struct BoardTests {
+    @Test("A click on a link opens its URL in the app, with an activation token minted for the click")
+    func linkClick() async throws {
+        let board = try await BoardSession.start()
+        defer { board.stop() }
+        try await board.placeTapMe()
+        try await board.drive("click", "Show Red View", "--role", "link")
+        let open = try await board.waitForRecord { $0["call"] as? String == "open" }
+        #expect(open["uris"] as? [String] == ["tap-me-widget://show-red"])
+        let platform = open["platform_data"] as? [String: String] ?? [:]
+        for key in ["activation-token", "desktop-startup-id"] {
+            let token = platform[key] ?? ""
+            #expect(token.count > 2 && token != "''", "\(key) must carry the token minted for the click: \(platform)")
+        }
+    }
+
+    @Test("A click on a widget's text, outside any link, opens the widget URL")
+    func widgetURLClick() async throws {
+        let board = try await BoardSession.start()
+        defer { board.stop() }
+        try await board.placeTapMe()
+        try await board.drive("click", "Tap for blue", "--role", "label")
+        let open = try await board.waitForRecord { $0["call"] as? String == "open" }
+        #expect(open["uris"] as? [String] == ["tap-me-widget://show-blue"])
+    }
+
+    @Test("A button performs its action without raising the app; Enter on a focused toggle reports it too")
+    func buttonAction() async throws {
+        let board = try await BoardSession.start()
+        defer { board.stop() }
+        let path = try await board.place(
+            #"{"type":"vstack","widgetURL":"tap-me-widget://home","children":[{"type":"button","id":"refresh","action":"refresh","label":"Refresh now","children":[{"type":"text","text":"Refresh"}]}]}"#)
+        _ = path
+        try await board.drive("click", "Refresh now", "--role", "push button")
+        let action = try await board.waitForRecord { $0["call"] as? String == "action" }
+        #expect(action["action"] as? String == "refresh")
+        #expect(!board.records().contains { $0["call"] as? String == "activate" }, "a button must not raise the app")
+        #expect(!board.records().contains { $0["call"] as? String == "open" }, "the button's tap must not fall through to the widget URL")
+
+        try await board.place(
+            #"{"type":"hstack","children":[{"type":"toggle","id":"light","action":"toggle-light","isOn":false,"label":"Light"}]}"#)
+        try await board.drive("focus", "Light", "--role", "push button")
+        try await board.drive("key", "Return")
+        let toggled = try await board.waitForRecord { $0["action"] as? String == "toggle-light" }
+        #expect(toggled["parameter"] as? String == "true", "the toggle's new state: \(toggled)")
+    }
+
+    @Test("A SetContent is drawn within a second, and each family has its size")
+    func redrawAndSizes() async throws {
+        let board = try await BoardSession.start()
+        defer { board.stop() }
+        let small = try await board.place(#"{"type":"text","id":"t","text":"Before"}"#, family: "systemSmall")
+        _ = try await board.place(#"{"type":"text","text":"Medium one"}"#, family: "systemMedium")
+        _ = try await board.place(#"{"type":"text","text":"Rectangular one"}"#, family: "accessoryRectangular")
+        try await board.drive("find", "Before", "--role", "label")
+        try await board.app.setContent(small, #"{"type":"text","id":"t","text":"After"}"#)
+        try await board.drive("find", "After", "--role", "label", "--timeout", "1")
+        for (name, size) in [("After", (170, 170)), ("Medium one", (364, 170)), ("Rectangular one", (172, 76))] {
+            let tile = try await board.element(name, role: "push button")
+            #expect(tile.width == size.0 && tile.height == size.1, "\(name): \(tile)")
+        }
+    }
+
+    @Test("The board shows its widgets on screen: a screenshot is not blank")
+    func screenshot() async throws {
+        let board = try await BoardSession.start()
+        defer { board.stop() }
+        try await board.placeTapMe()
+        try await board.drive("find", "Tap for yellow", "--role", "label")
+        let png = board.fixture.root.appendingPathComponent("board.png").path
+        let saved = try await runCommand(
+            "/usr/bin/python3", ["-m", "widgetboard.screenshot", board.display.framebuffer, png],
+            adding: ["PYTHONPATH": repositoryRoot.appendingPathComponent("renderers/gtk").path])
+        #expect(saved.succeeded, "\(saved)")
+        let colours = Int(saved.stdout.split(separator: " ").dropLast(2).last ?? "") ?? 0
+        #expect(colours >= 6, "a board with five coloured widgets shows more than \(colours) colours: \(saved.stdout)")
+    }
+}
+
+/// An X server of the test's own: Xvfb picks a free display number and
+/// keeps its screen in a file (`-fbdir`) for screenshots.
+final class VirtualDisplay: @unchecked Sendable {
+    let process: Process
+    let display: String
+    let framebuffer: String
+
+    init(directory: URL) throws {
+        let fb = directory.appendingPathComponent("fb")
+        try FileManager.default.createDirectory(at: fb, withIntermediateDirectories: true)
+        framebuffer = fb.appendingPathComponent("Xvfb_screen0").path
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/Xvfb")
+        process.arguments = ["-displayfd", "1", "-nolisten", "tcp", "-screen", "0", "1280x900x24", "-fbdir", fb.path]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        let started = process
+        try PrivateBus.withCleanSignalMask { try started.run() }
+        guard let number = PrivateBus.firstLine(of: output)?.trimmingCharacters(in: .whitespaces) else {
+            process.terminate()
+            throw PrivateBusError("Xvfb did not print its display number (is the xvfb package installed?)")
+        }
+        display = ":" + number
+    }
+
+    func stop() {
+        if process.isRunning { process.terminate() }
+    }
+}
+
+/// A host, the Tap Me GApplication installed as a DBusActivatable app, the
+/// AT-SPI bus, a virtual display and widget-board on it.
+final class BoardSession: @unchecked Sendable {
+    let fixture: HostFixture
+    let display: VirtualDisplay
+    let record: String
+    let app: AppPeer
+    private let board: Launched
+    private var environment: [String: String]
+
+    private init(fixture: HostFixture, display: VirtualDisplay, record: String, app: AppPeer, board: Launched, environment: [String: String]) {
+        self.fixture = fixture
+        self.display = display
+        self.record = record
+        self.app = app
+        self.board = board
+        self.environment = environment
+    }
+
+    static func start() async throws -> BoardSession {
+        let fixture = try await HostFixture.make()
+        do {
+            let record = try fixture.installTapMe(environment: ["WIDGETHOST_TEST_ACTIONS": "refresh,toggle-light:b"])
+            // GTK and the driver find the accessibility bus through the session bus, as on a desktop.
+            // Its socket goes in the test's own runtime folder; GTK's settings schemas and icons
+            // come from the machine's data folder, after the test's desktop entries.
+            let runtime = fixture.root.appendingPathComponent("runtime")
+            try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: runtime.path)
+            let dataDirs = fixture.dataDir.path + ":/usr/share"
+            try fixture.bus.installService(
+                name: "org.a11y.Bus",
+                exec: "/usr/bin/env XDG_DATA_DIRS=\(dataDirs) XDG_RUNTIME_DIR=\(runtime.path) /usr/libexec/at-spi-bus-launcher")
+            try await fixture.startHost()
+            let display = try VirtualDisplay(directory: fixture.root)
+            let environment = [
+                "DISPLAY": display.display, "GDK_BACKEND": "x11", "GSK_RENDERER": "cairo", "GTK_A11Y": "atspi",
+                "XDG_DATA_DIRS": dataDirs, "XDG_RUNTIME_DIR": runtime.path,
+            ]
+            let board = try fixture.launch(
+                "/usr/bin/python3", [repositoryRoot.appendingPathComponent("renderers/gtk/widget-board").path, "--theme", "light"],
+                environment: environment)
+            let app = try await AppPeer(fixture, appID: "org.example.TapMe", protocol: "freedesktop", schemes: ["tap-me-widget"])
+            try await app.registerWidgets(try exampleFile("tap-me/bundle.json"))
+            return BoardSession(fixture: fixture, display: display, record: record, app: app, board: board, environment: environment)
+        } catch {
+            fixture.stop()
+            throw error
+        }
+    }
+
+    /// Places a Tap Me widget in `family` and gives it `content`; returns its path.
+    @discardableResult
+    func place(_ content: String, family: String = "systemSmall") async throws -> String {
+        let path = try await app.connection.addWidget("org.example.TapMe", "TapMeWidget", family)
+        try await app.setContent(path, content)
+        return path
+    }
+
+    /// The Tap Me example's five widgets.
+    func placeTapMe() async throws {
+        for colour in ["red", "green", "blue", "yellow"] {
+            try await place(try exampleFile("tap-me/\(colour).json"))
+        }
+        try await place(try exampleFile("tap-me/show-red-link.json"), family: "systemMedium")
+    }
+
+    /// Runs drive.py with `arguments`; fails the test with what it printed when it fails.
+    @discardableResult
+    func drive(_ arguments: String...) async throws -> String {
+        let result = try await runCommand(
+            "/usr/bin/python3", [repositoryRoot.appendingPathComponent("Tests/Fixtures/board/drive.py").path] + arguments,
+            environment: fixture.environment.merging(environment) { _, new in new }, timeout: 60)
+        if !result.succeeded {
+            Issue.record("drive.py \(arguments.joined(separator: " ")) failed: \(result)\nboard: \(board.printed())")
+            throw PrivateBusError("drive.py failed")
+        }
+        return result.stdout
+    }
+
+    struct Element: Decodable, CustomStringConvertible {
+        let name: String, role: String, x: Int, y: Int, width: Int, height: Int
+        var description: String { "\(role) '\(name)' at \(x),\(y) size \(width)×\(height)" }
+    }
+
+    func element(_ name: String, role: String) async throws -> Element {
+        let printed = try await drive("find", name, "--role", role)
+        return try JSONDecoder().decode(Element.self, from: Data(printed.utf8))
+    }
+
+    func records() -> [[String: Any]] { fixture.records(record) }
+
+    /// The first call the app recorded that `matching` accepts, waiting up to 10 s.
+    func waitForRecord(_ matching: @escaping ([String: Any]) -> Bool) async throws -> [String: Any] {
+        var found: [String: Any]?
+        _ = await eventually(timeout: 10) {
+            found = records().first(where: matching)
+            return found != nil
+        }
+        guard let found else {
+            Issue.record("the app received nothing matching; it recorded \(records()); the board printed: \(board.printed())")
+            throw PrivateBusError("no such call")
+        }
+        return found
+    }
+
+    func stop() {
+        app.close()
+        board.stop()
+        display.stop()
+        fixture.stop()
+    }
+}

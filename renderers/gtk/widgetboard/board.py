@@ -1,0 +1,536 @@
+"""widget-board: a GTK 4 desktop for WidgetHost's widgets and Live Activities.
+
+Every placed widget is a tile of its family's size, drawn from its view tree;
+a click (or Enter/Space on the focused element) reports the innermost element
+with an id under the pointer to the host, with an activation token minted for
+that click. Live Activities sit in a strip at the top like the Dynamic
+Island. See docs/board.md.
+"""
+import argparse
+import json
+import os
+import sys
+
+import gi
+
+gi.require_version("Gtk", "4.0")
+gi.require_version("Gdk", "4.0")
+gi.require_version("Gio", "2.0")
+from gi.repository import Gdk, Gio, GLib, Gtk  # noqa: E402
+
+from . import mirror as hostmirror  # noqa: E402
+from .vocabulary import FAMILY_SIZES, MONOCHROME, Renderer, accessible_name  # noqa: E402
+
+APP_ID = "org.widgethost.Board"
+SURFACES = ("desktop", "lock-screen", "car", "watch")
+PRESENTATIONS = ("compactLeading", "compactTrailing", "minimal", "expanded", "lockScreen")
+FEEDBACK_SECONDS = 3
+
+BOARD_CSS = """
+.wb-board { padding: 18px; }
+.wb-tile { border-radius: 22px; background-color: @wb_tile_bg; color: @wb_tile_fg; }
+.wb-tile:focus-visible { outline: 2px solid @accent_color; outline-offset: 2px; }
+.wb-tile.wb-mono { background-color: @wb_mono_bg; color: @wb_mono_fg; border-radius: 14px; }
+.wb-tile > .wb-feedback, .wb-activity .wb-feedback {
+  background-color: rgba(0,0,0,0.72); color: white; border-radius: 10px; padding: 4px 8px; margin: 6px; }
+.wb-tile button.wb-link, .wb-tile button.wb-button, .wb-tile button.wb-toggle { padding: 2px 6px; min-height: 0; }
+.wb-tile button.wb-link { color: @wb_link; }
+.wb-tile button.wb-button, .wb-tile button.wb-toggle { background-color: alpha(currentColor, 0.1); border-radius: 8px; }
+.wb-tile button.wb-toggle.wb-on { background-color: @accent_bg_color; color: @accent_fg_color; }
+.wb-island { background-color: black; color: white; border-radius: 22px; padding: 6px 14px; min-height: 24px; }
+.wb-island button { color: white; }
+.wb-minimal { background-color: black; color: white; border-radius: 18px; padding: 6px; min-width: 24px; }
+.wb-empty { color: alpha(currentColor, 0.6); }
+.wb-lockscreen { background-color: alpha(currentColor, 0.06); border-radius: 18px; padding: 12px; }
+"""
+
+COLOURS = {
+    False: {"wb_tile_bg": "#ffffff", "wb_tile_fg": "#1c1c1e", "wb_mono_bg": "#e8e8ed", "wb_mono_fg": "#3a3a3c",
+            "wb_link": "#0a60d0", "wb_window": "#ececf0"},
+    True: {"wb_tile_bg": "#2c2c2e", "wb_tile_fg": "#f2f2f7", "wb_mono_bg": "#1c1c1e", "wb_mono_fg": "#d1d1d6",
+           "wb_link": "#78b4ff", "wb_window": "#151517"},
+}
+
+
+def config_file():
+    return os.path.join(GLib.get_user_config_dir(), "widget-board", "board.json")
+
+
+class Layout:
+    """Where each widget sits: the board's order of widget ids, kept in
+    $XDG_CONFIG_HOME/widget-board/board.json."""
+
+    def __init__(self, path):
+        self.path = path
+        try:
+            with open(path, encoding="utf-8") as f:
+                order = json.load(f).get("order", [])
+            self.order = [i for i in order if isinstance(i, str)]
+        except (OSError, ValueError, AttributeError):
+            self.order = []
+
+    def position(self, widget_id, present):
+        """Where a widget goes among the `present` ones (ids in board order)."""
+        if widget_id not in self.order:
+            self.order.append(widget_id)
+            self.save()
+        rank = self.order.index(widget_id)
+        return sum(1 for other in present if other in self.order and self.order.index(other) < rank)
+
+    def forget(self, widget_id):
+        if widget_id in self.order:
+            self.order.remove(widget_id)
+            self.save()
+
+    def save(self):
+        try:
+            os.makedirs(os.path.dirname(self.path), exist_ok=True)
+            temporary = self.path + ".tmp"
+            with open(temporary, "w", encoding="utf-8") as f:
+                json.dump({"order": self.order}, f)
+            os.replace(temporary, self.path)
+        except OSError as error:
+            print(f"widget-board: cannot save the layout in {self.path}: {error}", file=sys.stderr)
+
+
+def launch_token(widget, app_id, time):
+    """An activation token for the click at `time`: the display's launch
+    context and the app's desktop entry, as a launcher mints one (X11 and Wayland)."""
+    try:
+        context = widget.get_display().get_app_launch_context()
+        context.set_timestamp(time)
+        try:
+            info = Gio.DesktopAppInfo.new(app_id + ".desktop")
+        except TypeError:  # no desktop entry: the token still names the app
+            info = Gio.AppInfo.create_from_commandline("true", app_id, Gio.AppInfoCreateFlags.NONE)
+        return context.get_startup_notify_id(info, []) or ""
+    except GLib.Error:
+        return ""
+
+
+class Tappable:
+    """A drawn view tree inside a frame that reports taps: on a widget tile or
+    on a Live Activity's presentation. `report(element_id, time)` sends one."""
+
+    def __init__(self, frame, board):
+        self.frame = frame
+        self.board = board
+        self.rendered = None
+        self.pressed = None
+        self.provider = None
+        press = Gtk.GestureClick(propagation_phase=Gtk.PropagationPhase.CAPTURE)
+        press.connect("pressed", self.on_pressed)
+        frame.add_controller(press)
+        release = Gtk.GestureClick()
+        release.connect("released", self.on_released)
+        frame.add_controller(release)
+
+    def draw(self, tree, family, scope, bindings=None):
+        renderer = Renderer(scope, family, self.board.dark, self.on_clicked, bindings)
+        self.rendered = renderer.render(tree)
+        if self.provider is not None:
+            Gtk.StyleContext.remove_provider_for_display(self.frame.get_display(), self.provider)
+        self.provider = Gtk.CssProvider()
+        self.provider.load_from_data(self.rendered.css.encode())
+        Gtk.StyleContext.add_provider_for_display(self.frame.get_display(), self.provider, Gtk.STYLE_PROVIDER_PRIORITY_APPLICATION)
+        return self.rendered.root
+
+    def release(self):
+        if self.provider is not None:
+            Gtk.StyleContext.remove_provider_for_display(self.frame.get_display(), self.provider)
+            self.provider = None
+
+    def element_at(self, x, y):
+        picked = self.frame.pick(x, y, Gtk.PickFlags.DEFAULT)
+        return picked, (self.rendered.element_id_at(picked, self.frame) if self.rendered else "")
+
+    def on_pressed(self, gesture, _n, x, y):
+        picked, ident = self.element_at(x, y)
+        self.pressed = (picked, ident, gesture.get_current_event_time())
+
+    def on_released(self, gesture, _n, x, y):
+        """A click that no button took: on text, an image or the background."""
+        picked, ident = self.element_at(x, y)
+        if self.inside_button(picked):
+            return
+        self.report(ident, gesture.get_current_event_time())
+
+    def inside_button(self, widget):
+        while widget is not None and widget is not self.frame:
+            if isinstance(widget, Gtk.Button):
+                return True
+            widget = widget.get_parent()
+        return False
+
+    def on_clicked(self, own_id, button):
+        """A link, button or toggle was clicked: by the pointer, the innermost
+        element with an id under it; by the keyboard, the control itself."""
+        if self.pressed is not None:
+            picked, ident, time = self.pressed
+            self.pressed = None
+            if picked is not None and (picked is button or picked.is_ancestor(button)):
+                self.report(ident, time)
+                return
+        self.report(own_id, Gdk.CURRENT_TIME)
+
+    def report(self, element_id, time):
+        raise NotImplementedError
+
+    def show_feedback(self, text):
+        self.board.feedback(self.overlay, text)
+
+
+class Tile(Tappable):
+    """One placed widget, drawn at its family's size."""
+
+    def __init__(self, board, path, proxy):
+        self.path = path
+        self.proxy = proxy
+        self.overlay = Gtk.Overlay(accessible_role=Gtk.AccessibleRole.BUTTON, focusable=True)
+        self.overlay.add_css_class("wb-tile")
+        super().__init__(self.overlay, board)
+        self.widget_id = hostmirror.unpack(proxy, "Id", path.rsplit("/", 1)[-1])
+        self.app_id = hostmirror.unpack(proxy, "AppId", "")
+        self.kind = hostmirror.unpack(proxy, "Kind", "")
+        self.family = hostmirror.unpack(proxy, "Family", "systemSmall")
+        if self.family in MONOCHROME:
+            self.overlay.add_css_class("wb-mono")
+        width, height = FAMILY_SIZES.get(self.family, FAMILY_SIZES["systemSmall"])
+        self.overlay.set_size_request(width, height)
+        self.overlay.set_overflow(Gtk.Overflow.HIDDEN)
+        self.overlay.set_halign(Gtk.Align.START)
+        self.overlay.set_valign(Gtk.Align.START)
+        self.overlay.set_cursor_from_name("pointer")
+        keys = Gtk.EventControllerKey()
+        keys.connect("key-pressed", self.on_key)
+        self.overlay.add_controller(keys)
+        self.overlay.widget_board_tile = self
+        self.refresh()
+
+    def refresh(self):
+        text = hostmirror.unpack(self.proxy, "Content", "")
+        try:
+            tree = json.loads(text) if text else None
+        except ValueError:
+            tree = None
+        if tree is None:
+            label = Gtk.Label(label=self.kind if text == "" else "Cannot draw this content")
+            label.add_css_class("wb-empty")
+            root = label
+            self.rendered = None
+        else:
+            try:
+                root = self.draw(tree, self.family, "w" + self.widget_id)
+            except Exception as error:  # noqa: BLE001 - one tree the board cannot draw must not stop the board
+                print(f"widget-board: cannot draw widget {self.widget_id}: {error!r}", file=sys.stderr)
+                root = Gtk.Label(label="Cannot draw this content")
+                self.rendered = None
+        self.overlay.set_child(root)
+        name = accessible_name(tree) if isinstance(tree, dict) else ""
+        self.overlay.update_property([Gtk.AccessibleProperty.LABEL], [name or self.board.kind_name(self.app_id, self.kind)])
+        self.overlay.set_tooltip_text(f"{self.board.kind_name(self.app_id, self.kind)} — {self.app_id}")
+
+    def on_key(self, _controller, keyval, _code, _state):
+        if keyval in (Gdk.KEY_Return, Gdk.KEY_KP_Enter, Gdk.KEY_space) and self.overlay.has_focus():
+            root = self.rendered.root if self.rendered else None
+            self.report(self.rendered.element_id_at(root, self.overlay) if root else "", Gdk.CURRENT_TIME)
+            return True
+        return False
+
+    def report(self, element_id, time):
+        self.board.tap(self, self.proxy, "Tap", (element_id,), self.app_id, time)
+
+
+class ActivityView(Tappable):
+    """One presentation of a Live Activity, drawn where the strip shows it."""
+
+    def __init__(self, board, activity, presentation):
+        self.activity = activity
+        self.presentation = presentation
+        self.overlay = Gtk.Overlay()
+        self.overlay.add_css_class("wb-activity")
+        super().__init__(self.overlay, board)
+        self.refresh()
+
+    def refresh(self):
+        tree = self.activity.content().get(self.presentation)
+        family = "systemMedium" if self.presentation in ("expanded", "lockScreen") else "systemSmall"
+        scope = f"a{self.activity.activity_id}{self.presentation}"
+        root = self.draw(tree, family, scope, self.activity.bindings()) if isinstance(tree, dict) else Gtk.Label(label="")
+        self.overlay.set_child(root)
+
+    def report(self, element_id, time):
+        self.board.tap(self, self.activity.proxy, "Tap", (self.presentation, element_id), self.activity.app_id, time)
+
+
+class Activity:
+    """A Live Activity as the mirror shows it."""
+
+    def __init__(self, path, proxy):
+        self.path = path
+        self.proxy = proxy
+        self.activity_id = hostmirror.unpack(proxy, "Id", path.rsplit("/", 1)[-1])
+        self.app_id = hostmirror.unpack(proxy, "AppId", "")
+
+    def content(self):
+        try:
+            content = json.loads(hostmirror.unpack(self.proxy, "Content", "") or "{}")
+        except ValueError:
+            return {}
+        return content if isinstance(content, dict) else {}
+
+    def bindings(self):
+        return {"state": hostmirror.unpack(self.proxy, "ContentState", {}),
+                "attributes": hostmirror.unpack(self.proxy, "Attributes", {})}
+
+    def rank(self):
+        return (-hostmirror.unpack(self.proxy, "Relevance", 0.0), -hostmirror.unpack(self.proxy, "StartDate", 0))
+
+
+class Board(Gtk.Application):
+    def __init__(self, options):
+        super().__init__(application_id=APP_ID, flags=Gio.ApplicationFlags.DEFAULT_FLAGS)
+        self.options = options
+        self.tiles = {}
+        self.activities = {}
+        self.activity_views = []
+        self.bundles = {}  # app id → {kind → its entry of the app's widget bundle}
+        self.window = None
+        self.dark = False
+        self.mirror = None
+        self.layout = Layout(config_file())
+
+    # -- set-up -------------------------------------------------------------
+
+    def do_startup(self):
+        Gtk.Application.do_startup(self)
+        settings = Gtk.Settings.get_default()
+        if self.options.theme != "system":
+            settings.set_property("gtk-application-prefer-dark-theme", self.options.theme == "dark")
+        self.dark = bool(settings.get_property("gtk-application-prefer-dark-theme"))
+        self.theme = Gtk.CssProvider()
+        Gtk.StyleContext.add_provider_for_display(Gdk.Display.get_default(), self.theme, Gtk.STYLE_PROVIDER_PRIORITY_APPLICATION)
+        self.load_theme()
+        settings.connect("notify::gtk-application-prefer-dark-theme", self.on_theme)
+
+    def load_theme(self):
+        colours = COLOURS[self.dark]
+        defs = "".join(f"@define-color {k} {v};\n" for k, v in colours.items())
+        window = ".wb-window { background-color: @wb_window; }\n"
+        self.theme.load_from_data((defs + BOARD_CSS + window).encode())
+
+    def on_theme(self, settings, _pspec):
+        self.dark = bool(settings.get_property("gtk-application-prefer-dark-theme"))
+        self.load_theme()
+        for tile in self.tiles.values():
+            tile.refresh()
+        self.rebuild_strip()
+
+    def do_activate(self):
+        if self.window is not None:
+            self.window.present()
+            return
+        self.window = Gtk.ApplicationWindow(application=self, title="Widget Board")
+        self.window.add_css_class("wb-window")
+        self.window.set_default_size(*self.options.size)
+        header = Gtk.HeaderBar()
+        self.lock_button = Gtk.ToggleButton(label="Lock Screen", visible=False)
+        self.lock_button.set_tooltip_text("Show the Live Activities as the lock screen shows them")
+        self.lock_button.connect("toggled", lambda b: self.lock_revealer.set_reveal_child(b.get_active()))
+        header.pack_start(self.lock_button)
+        self.window.set_titlebar(header)
+
+        outer = Gtk.Box(orientation=Gtk.Orientation.VERTICAL)
+        self.strip = Gtk.Box(orientation=Gtk.Orientation.HORIZONTAL, spacing=8, halign=Gtk.Align.CENTER, margin_top=10)
+        outer.append(self.strip)
+        self.lock_revealer = Gtk.Revealer()
+        self.lock_panel = Gtk.Box(orientation=Gtk.Orientation.VERTICAL, spacing=8, margin_start=18, margin_end=18, margin_top=10)
+        self.lock_revealer.set_child(self.lock_panel)
+        outer.append(self.lock_revealer)
+        self.status = Gtk.Label(label="Waiting for WidgetHost…", margin_top=8)
+        self.status.add_css_class("wb-empty")
+        outer.append(self.status)
+        self.flow = Gtk.FlowBox(selection_mode=Gtk.SelectionMode.NONE, homogeneous=False, row_spacing=18, column_spacing=18,
+                                valign=Gtk.Align.START, max_children_per_line=12)
+        self.flow.add_css_class("wb-board")
+        scrolled = Gtk.ScrolledWindow(vexpand=True)
+        scrolled.set_child(self.flow)
+        outer.append(scrolled)
+        self.window.set_child(outer)
+        self.window.present()
+
+        bus = self.get_dbus_connection() or Gio.bus_get_sync(Gio.BusType.SESSION, None)
+        self.mirror = hostmirror.Mirror(bus, self.on_added, self.on_changed, self.on_removed, self.on_host)
+
+    # -- the mirror ----------------------------------------------------------
+
+    def on_host(self, owner):
+        if owner is None:
+            self.status.set_label("WidgetHost is not running; the board fills as soon as it starts.")
+            self.status.set_visible(True)
+        else:
+            self.update_status()
+
+    def update_status(self):
+        empty = not self.tiles and not self.activities
+        self.status.set_label("No widgets yet. Apps place them with AddWidget, or: widget-host add APP KIND FAMILY")
+        self.status.set_visible(empty)
+
+    def on_added(self, kind, path, proxy):
+        if kind == "widget":
+            tile = Tile(self, path, proxy)
+            self.tiles[path] = tile
+            present = [t.widget_id for t in self.ordered_tiles() if t is not tile]
+            self.flow.insert(tile.overlay, self.layout.position(tile.widget_id, present))
+            child = tile.overlay.get_parent()
+            child.set_focusable(False)
+        else:
+            self.activities[path] = Activity(path, proxy)
+            self.rebuild_strip()
+        self.update_status()
+
+    def on_changed(self, kind, path, _proxy, names):
+        if kind == "widget" and path in self.tiles and names & {"Content", "Configuration"}:
+            self.tiles[path].refresh()
+        elif kind == "activity" and path in self.activities:
+            self.rebuild_strip()
+
+    def on_removed(self, kind, path):
+        if kind == "widget":
+            tile = self.tiles.pop(path, None)
+            if tile is not None:
+                tile.release()
+                self.flow.remove(tile.overlay.get_parent())
+                if self.mirror.manager and self.mirror.manager.get_name_owner() is not None:
+                    self.layout.forget(tile.widget_id)
+        else:
+            self.activities.pop(path, None)
+            self.rebuild_strip()
+        self.update_status()
+
+    def ordered_tiles(self):
+        tiles = []
+        child = self.flow.get_first_child()
+        while child is not None:
+            tile = getattr(child.get_child(), "widget_board_tile", None)
+            if tile is not None:
+                tiles.append(tile)
+            child = child.get_next_sibling()
+        return tiles
+
+    def kind_name(self, app_id, kind):
+        entry = self.bundles.get(app_id, {}).get(kind) or {}
+        name = entry.get("displayName")
+        return name if isinstance(name, str) and name else kind
+
+    # -- Live Activities -----------------------------------------------------
+
+    def rebuild_strip(self):
+        for view in self.activity_views:
+            view.release()
+        self.activity_views = []
+        for container in (self.strip, self.lock_panel):
+            while (child := container.get_first_child()) is not None:
+                container.remove(child)
+        ranked = sorted(self.activities.values(), key=Activity.rank)
+        for index, activity in enumerate(ranked):
+            if index == 0:
+                island = Gtk.Box(orientation=Gtk.Orientation.HORIZONTAL, spacing=24)
+                island.add_css_class("wb-island")
+                for presentation in ("compactLeading", "compactTrailing"):
+                    view = ActivityView(self, activity, presentation)
+                    self.activity_views.append(view)
+                    island.append(view.overlay)
+                self.attach_expanded(island, activity)
+                self.strip.append(island)
+            else:
+                view = ActivityView(self, activity, "minimal")
+                view.overlay.add_css_class("wb-minimal")
+                self.activity_views.append(view)
+                self.attach_expanded(view.overlay, activity)
+                self.strip.append(view.overlay)
+            lock = ActivityView(self, activity, "lockScreen")
+            lock.overlay.add_css_class("wb-lockscreen")
+            self.activity_views.append(lock)
+            self.lock_panel.append(lock.overlay)
+        self.lock_button.set_visible(bool(ranked))
+
+    def attach_expanded(self, anchor, activity):
+        """The expanded presentation, shown on hover or click-and-hold."""
+        popover = Gtk.Popover(autohide=False, has_arrow=False, position=Gtk.PositionType.BOTTOM)
+        popover.set_parent(anchor)
+        view = ActivityView(self, activity, "expanded")
+        view.overlay.set_size_request(*FAMILY_SIZES["systemMedium"])
+        self.activity_views.append(view)
+        popover.set_child(view.overlay)
+        hover = Gtk.EventControllerMotion()
+        hover.connect("enter", lambda *_: popover.popup())
+        anchor.add_controller(hover)
+        leave = Gtk.EventControllerMotion()
+        leave.connect("leave", lambda *_: popover.popdown())
+        popover.add_controller(leave)
+        hold = Gtk.GestureLongPress()
+        hold.connect("pressed", lambda *_: popover.popup())
+        anchor.add_controller(hold)
+        anchor.connect("destroy", lambda *_: popover.unparent())
+        anchor.connect("unrealize", lambda *_: popover.popdown())
+
+    # -- taps -----------------------------------------------------------------
+
+    def tap(self, view, proxy, method, args, app_id, time):
+        token = launch_token(view.frame, app_id, time)
+        options = {"surface": GLib.Variant("s", self.options.surface)}
+        if token:
+            options["activation_token"] = GLib.Variant("s", token)
+        signature = "(sa{sv})" if len(args) == 1 else "(ssa{sv})"
+
+        def done(source, result):
+            try:
+                outcome, details = source.call_finish(result).unpack()
+            except GLib.Error as error:
+                view.show_feedback(Gio.DBusError.get_remote_error(error) and error.message.split(": ", 1)[-1] or error.message)
+                return
+            if outcome == "none":
+                view.show_feedback("Not available here (" + details.get("reason", "none") + ")")
+        proxy.call(method, GLib.Variant(signature, args + (options,)), Gio.DBusCallFlags.NONE, 30000, None, done)
+
+    def feedback(self, overlay, text):
+        """Shows `text` over a tile for a few seconds: an outcome of 'none' or an error is never dropped silently."""
+        label = Gtk.Label(label=text, wrap=True, halign=Gtk.Align.CENTER, valign=Gtk.Align.END)
+        label.add_css_class("wb-feedback")
+        label.update_property([Gtk.AccessibleProperty.LABEL], [text])
+        overlay.add_overlay(label)
+        print(f"widget-board: {text}", flush=True)
+
+        def hide():
+            if label.get_parent() is overlay:
+                overlay.remove_overlay(label)
+            return GLib.SOURCE_REMOVE
+        GLib.timeout_add_seconds(FEEDBACK_SECONDS, hide)
+
+
+def parse(argv):
+    parser = argparse.ArgumentParser(
+        prog="widget-board",
+        description="A desktop for WidgetHost's widgets and Live Activities: draws every placed widget at its "
+                    "family's size and reports taps on them to org.widgethost.Host1 on the session bus.")
+    parser.add_argument("--surface", choices=SURFACES, default="desktop",
+                        help="the surface taps are reported from (default: desktop)")
+    parser.add_argument("--theme", choices=("system", "light", "dark"), default="system",
+                        help="light or dark colours, or the desktop's setting (default: system)")
+    parser.add_argument("--size", type=lambda s: tuple(int(v) for v in s.split("x", 1)), default=(980, 720),
+                        metavar="WxH", help="the window's size (default: 980x720)")
+    parser.add_argument("--version", action="version", version="widget-board " + VERSION)
+    return parser.parse_args(argv)
+
+
+VERSION = "0.1.0"
+
+
+def main(argv=None):
+    options = parse(sys.argv[1:] if argv is None else argv)
+    if not Gtk.init_check():
+        print("widget-board: no display to open (set DISPLAY or WAYLAND_DISPLAY)", file=sys.stderr)
+        return 1
+    board = Board(options)
+    return board.run([sys.argv[0]])

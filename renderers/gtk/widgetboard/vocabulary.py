@@ -1,0 +1,386 @@
+"""The rendering vocabulary: view-tree elements drawn as GTK 4 widgets.
+
+The element types, presentational keys and family sizes are documented in
+docs/vocabulary.md; this module is their reference implementation. Every
+element becomes one GTK widget. An element with an "id" remembers it (the
+board reports the innermost one under the pointer); link, button and toggle
+become real buttons, so the keyboard and assistive technologies reach them.
+"""
+import base64
+import json
+import math
+import re
+import urllib.parse
+
+import gi
+
+gi.require_version("Gtk", "4.0")
+gi.require_version("Gdk", "4.0")
+from gi.repository import Gdk, GLib, Gtk  # noqa: E402
+
+# Each family's size in board units (logical pixels at scale 1), in the
+# proportions of Apple's widget families: see docs/vocabulary.md#family-sizes.
+FAMILY_SIZES = {
+    "systemSmall": (170, 170),
+    "systemMedium": (364, 170),
+    "systemLarge": (364, 382),
+    "systemExtraLarge": (768, 382),
+    "accessoryCircular": (76, 76),
+    "accessoryRectangular": (172, 76),
+    "accessoryInline": (257, 26),
+    "accessoryCorner": (76, 76),
+}
+
+# Families drawn in one colour, as the accessory families are on a lock screen.
+MONOCHROME = {"accessoryCircular", "accessoryRectangular", "accessoryInline", "accessoryCorner"}
+
+TAPPABLE = {"link", "button", "toggle"}
+CONTAINERS = {"vstack", "hstack", "zstack"}
+TYPES = CONTAINERS | TAPPABLE | {"text", "image", "spacer", "divider", "gauge", "progress", "color"}
+
+# Presentational keys any element may carry (docs/vocabulary.md#keys).
+STYLE_KEYS = {
+    "foreground", "background", "padding", "cornerRadius", "fontSize", "fontWeight",
+    "alignment", "spacing", "label", "opacity",
+}
+
+FONT_WEIGHTS = {
+    "ultralight": 200, "thin": 100, "light": 300, "regular": 400, "medium": 500,
+    "semibold": 600, "bold": 700, "heavy": 800, "black": 900,
+}
+
+ALIGN = {
+    "leading": Gtk.Align.START, "start": Gtk.Align.START, "top": Gtk.Align.START,
+    "center": Gtk.Align.CENTER,
+    "trailing": Gtk.Align.END, "end": Gtk.Align.END, "bottom": Gtk.Align.END,
+    "fill": Gtk.Align.FILL,
+}
+
+_COLOR = re.compile(r"^(#[0-9a-fA-F]{3,8}|[a-zA-Z]+|rgba?\([0-9., %]+\))$")
+
+
+def colour(value, dark):
+    """A CSS colour from a colour value: a name or #hex, or {"light": …, "dark": …}."""
+    if isinstance(value, dict):
+        value = value.get("dark" if dark else "light", value.get("light"))
+    if isinstance(value, str) and _COLOR.match(value.strip()):
+        return value.strip()
+    return None
+
+
+def number(value, default=None):
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return default
+    return value
+
+
+def bound_text(element, bindings):
+    """An element's text: "text", or the value of "bind" ("state.KEY" or
+    "attributes.KEY") put into "format" at "{}" (docs/vocabulary.md#binding)."""
+    bind = element.get("bind")
+    if isinstance(bind, str) and "." in bind and bindings is not None:
+        scope, key = bind.split(".", 1)
+        values = bindings.get(scope) or {}
+        if key in values:
+            value = values[key]
+            if isinstance(value, float) and value.is_integer():
+                value = int(value)
+            text = value if isinstance(value, str) else json.dumps(value)
+            fmt = element.get("format")
+            return fmt.replace("{}", text, 1) if isinstance(fmt, str) and "{}" in fmt else text
+    text = element.get("text")
+    return text if isinstance(text, str) else ""
+
+
+def accessible_name(element, bindings=None):
+    """CONTRACT §3: an element is named by its label, else its visible text, else its id."""
+    label = element.get("label")
+    if isinstance(label, str) and label:
+        return label
+    text = visible_text(element, bindings)
+    if text:
+        return text
+    ident = element.get("id")
+    return ident if isinstance(ident, str) else ""
+
+
+def visible_text(element, bindings=None):
+    """The text an element shows, its descendants' joined by spaces."""
+    if not isinstance(element, dict):
+        return ""
+    parts = []
+    if element.get("type") == "text":
+        parts.append(bound_text(element, bindings))
+    for child in element.get("children") or []:
+        if isinstance(child, dict):
+            parts.append(visible_text(child, bindings))
+    return " ".join(p for p in parts if p)
+
+
+def texture_from_url(url):
+    """A Gdk.Texture from a file path, a file: URL or a data: URL; None when unreadable."""
+    try:
+        if url.startswith("data:"):
+            header, _, payload = url[5:].partition(",")
+            data = base64.b64decode(payload) if header.endswith(";base64") else urllib.parse.unquote_to_bytes(payload)
+            return Gdk.Texture.new_from_bytes(GLib.Bytes.new(data))
+        if url.startswith("file:"):
+            url = GLib.filename_from_uri(url)[0]
+        if url.startswith("/"):
+            return Gdk.Texture.new_from_filename(url)
+    except (GLib.Error, ValueError, TypeError):
+        return None
+    return None
+
+
+class Rendered:
+    """One drawn view tree: the root widget, and for each widget made from an
+    element with an id, that id (what a tap on it reports)."""
+
+    def __init__(self, root, ids, css):
+        self.root = root
+        self.ids = ids
+        self.css = css
+
+    def element_id_at(self, widget, stop):
+        """The id of the innermost element with an id that contains `widget`, or ""."""
+        while widget is not None and widget is not stop:
+            ident = self.ids.get(widget)
+            if ident:
+                return ident
+            widget = widget.get_parent()
+        return ""
+
+
+class Renderer:
+    """Draws view trees for one tile. `on_activate(element_id, button)` is
+    called when a link, button or toggle is clicked, by the pointer, the
+    keyboard or an assistive technology."""
+
+    def __init__(self, scope, family, dark, on_activate, bindings=None):
+        self.scope = scope
+        self.family = family
+        self.dark = dark
+        self.on_activate = on_activate
+        self.bindings = bindings
+        self.monochrome = family in MONOCHROME
+        self.ids = {}
+        self.rules = []
+        self.count = 0
+
+    def render(self, tree):
+        root = self.element(tree, Gtk.Orientation.VERTICAL) if isinstance(tree, dict) else Gtk.Box()
+        return Rendered(root, self.ids, "\n".join(self.rules))
+
+    # -- styling ----------------------------------------------------------
+
+    def style(self, widget, element):
+        """Gives `widget` a class of its own with the element's presentational keys as CSS."""
+        self.count += 1
+        name = f"wb-{self.scope}-{self.count}"
+        widget.add_css_class(name)
+        decls = []
+        fg = colour(element.get("foreground", element.get("color") if element.get("type") == "text" else None), self.dark)
+        if fg and not self.monochrome:
+            decls.append(f"color: {fg};")
+        bg = colour(element.get("background"), self.dark)
+        if bg and not self.monochrome:
+            decls.append(f"background-color: {bg};")
+        padding = number(element.get("padding"))
+        if padding is not None:
+            decls.append(f"padding: {max(0, padding)}px;")
+        radius = number(element.get("cornerRadius"))
+        if radius is not None:
+            decls.append(f"border-radius: {max(0, radius)}px;")
+        size = number(element.get("fontSize"))
+        if size is not None and size > 0:
+            decls.append(f"font-size: {size}px;")
+        weight = element.get("fontWeight")
+        if isinstance(weight, str) and weight in FONT_WEIGHTS:
+            decls.append(f"font-weight: {FONT_WEIGHTS[weight]};")
+        opacity = number(element.get("opacity"))
+        if opacity is not None:
+            decls.append(f"opacity: {min(1, max(0, opacity))};")
+        if decls:
+            self.rules.append(f".{name} {{ {' '.join(decls)} }}")
+
+    def remember(self, widget, element):
+        ident = element.get("id")
+        if isinstance(ident, str) and ident:
+            self.ids[widget] = ident
+
+    # -- elements ---------------------------------------------------------
+
+    def element(self, element, parent_axis):
+        kind = element.get("type")
+        children = [c for c in element.get("children") or [] if isinstance(c, dict)]
+        make = getattr(self, "make_" + kind, None) if kind in TYPES else None
+        widget = make(element, children, parent_axis) if make else self.stack(element, children, Gtk.Orientation.VERTICAL)
+        self.style(widget, element)
+        self.remember(widget, element)
+        return widget
+
+    def stack(self, element, children, axis):
+        box = Gtk.Box(orientation=axis, spacing=int(number(element.get("spacing"), 4)))
+        cross = ALIGN.get(element.get("alignment"), Gtk.Align.CENTER)
+        for child in children:
+            widget = self.element(child, axis)
+            if axis == Gtk.Orientation.VERTICAL:
+                if widget.get_halign() == Gtk.Align.FILL and not isinstance(widget, Gtk.Separator):
+                    widget.set_halign(cross)
+            elif widget.get_valign() == Gtk.Align.FILL and not isinstance(widget, Gtk.Separator):
+                widget.set_valign(cross)
+            box.append(widget)
+        # A stack takes the room its content needs, centred as SwiftUI centres
+        # it, and the whole length of its axis when a spacer pushes its content apart.
+        pushes = any(c.get("type") == "spacer" for c in children)
+        if axis == Gtk.Orientation.VERTICAL:
+            box.set_valign(Gtk.Align.FILL if pushes else Gtk.Align.CENTER)
+            box.set_vexpand(pushes)
+        else:
+            box.set_halign(Gtk.Align.FILL if pushes else Gtk.Align.CENTER)
+            box.set_hexpand(pushes)
+        return box
+
+    def make_vstack(self, element, children, _):
+        return self.stack(element, children, Gtk.Orientation.VERTICAL)
+
+    def make_hstack(self, element, children, _):
+        return self.stack(element, children, Gtk.Orientation.HORIZONTAL)
+
+    def make_zstack(self, element, children, _):
+        overlay = Gtk.Overlay()
+        align = ALIGN.get(element.get("alignment"), Gtk.Align.CENTER)
+        for index, child in enumerate(children):
+            widget = self.element(child, Gtk.Orientation.VERTICAL)
+            if index == 0:
+                overlay.set_child(widget)
+            else:
+                widget.set_halign(align if widget.get_halign() == Gtk.Align.FILL else widget.get_halign())
+                widget.set_valign(align if widget.get_valign() == Gtk.Align.FILL else widget.get_valign())
+                overlay.add_overlay(widget)
+        overlay.set_hexpand(True)
+        overlay.set_vexpand(True)
+        return overlay
+
+    def make_text(self, element, _children, _):
+        label = Gtk.Label(label=bound_text(element, self.bindings), wrap=True, justify=Gtk.Justification.CENTER)
+        label.set_ellipsize(3)  # Pango.EllipsizeMode.END
+        lines = number(element.get("lineLimit"))
+        if lines:
+            label.set_lines(int(lines))
+        label.add_css_class("wb-text")
+        return label
+
+    def make_image(self, element, _children, _):
+        size = int(number(element.get("size"), 24))
+        image = None
+        icon = element.get("icon")
+        src = element.get("src")
+        if isinstance(src, str):
+            texture = texture_from_url(src)
+            if texture is not None:
+                image = Gtk.Picture.new_for_paintable(texture)
+                image.set_can_shrink(True)
+                image.set_size_request(size, size)
+        if image is None:
+            image = Gtk.Image.new_from_icon_name(icon if isinstance(icon, str) and icon else "image-missing")
+            image.set_pixel_size(size)
+        image.set_halign(Gtk.Align.CENTER)
+        image.set_valign(Gtk.Align.CENTER)
+        name = accessible_name(element, self.bindings)
+        if name:
+            image.update_property([Gtk.AccessibleProperty.LABEL], [name])
+        return image
+
+    def make_spacer(self, element, _children, axis):
+        spacer = Gtk.Box()
+        length = int(number(element.get("minLength"), 0))
+        if axis == Gtk.Orientation.VERTICAL:
+            spacer.set_vexpand(True)
+            spacer.set_size_request(-1, length)
+        else:
+            spacer.set_hexpand(True)
+            spacer.set_size_request(length, -1)
+        return spacer
+
+    def make_divider(self, _element, _children, axis):
+        across = Gtk.Orientation.HORIZONTAL if axis == Gtk.Orientation.VERTICAL else Gtk.Orientation.VERTICAL
+        return Gtk.Separator(orientation=across)
+
+    def make_color(self, element, children, _):
+        box = self.stack(element, children, Gtk.Orientation.VERTICAL)
+        box.set_halign(Gtk.Align.FILL)
+        box.set_valign(Gtk.Align.FILL)
+        box.set_hexpand(True)
+        box.set_vexpand(True)
+        fill = colour(element.get("color"), self.dark)
+        if fill and not self.monochrome:
+            self.count += 1
+            name = f"wb-{self.scope}-fill-{self.count}"
+            box.add_css_class(name)
+            self.rules.append(f".{name} {{ background-color: {fill}; }}")
+        return box
+
+    def value_fraction(self, element):
+        value = number(element.get("value"), 0)
+        low = number(element.get("min"), 0)
+        high = number(element.get("max"), 1)
+        if high <= low:
+            return 0.0
+        return min(1.0, max(0.0, (value - low) / (high - low)))
+
+    def make_progress(self, element, _children, _):
+        bar = Gtk.ProgressBar(fraction=self.value_fraction(element))
+        bar.set_valign(Gtk.Align.CENTER)
+        bar.set_hexpand(True)
+        name = accessible_name(element, self.bindings)
+        if name:
+            bar.update_property([Gtk.AccessibleProperty.LABEL], [name])
+        return bar
+
+    def make_gauge(self, element, _children, _):
+        gauge = Gtk.LevelBar(min_value=0, max_value=1, value=self.value_fraction(element))
+        gauge.set_valign(Gtk.Align.CENTER)
+        gauge.set_hexpand(True)
+        gauge.set_size_request(-1, 8)
+        name = accessible_name(element, self.bindings)
+        if name:
+            gauge.update_property([Gtk.AccessibleProperty.LABEL], [name])
+        return gauge
+
+    def tappable(self, element, children, role, button=None):
+        button = button or Gtk.Button(accessible_role=role)
+        button.add_css_class("flat")
+        button.add_css_class("wb-" + element["type"])
+        if children:
+            button.set_child(self.stack({"spacing": element.get("spacing")}, children, Gtk.Orientation.VERTICAL))
+        else:
+            button.set_child(Gtk.Label(label=accessible_name(element, self.bindings)))
+        button.update_property([Gtk.AccessibleProperty.LABEL], [accessible_name(element, self.bindings)])
+        button.set_cursor_from_name("pointer")
+        ident = element.get("id") if isinstance(element.get("id"), str) else ""
+        button.connect("clicked", lambda b: self.on_activate(ident, b))
+        return button
+
+    def make_link(self, element, children, _):
+        return self.tappable(element, children, Gtk.AccessibleRole.LINK)
+
+    def make_button(self, element, children, _):
+        return self.tappable(element, children, Gtk.AccessibleRole.BUTTON)
+
+    def make_toggle(self, element, children, _):
+        # A toggle shows the state its view tree gives: a click reports the
+        # tap, and the new state is drawn once the app's new tree arrives.
+        on = element.get("isOn") is True
+        button = self.tappable(element, children, None, Gtk.ToggleButton(active=on))
+
+        def keep(toggle):
+            if toggle.get_active() != on:
+                toggle.handler_block(handler)
+                toggle.set_active(on)
+                toggle.handler_unblock(handler)
+        handler = button.connect("toggled", keep)
+        if on:
+            button.add_css_class("wb-on")
+        return button
