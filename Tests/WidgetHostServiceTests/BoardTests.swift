@@ -72,6 +72,22 @@ struct BoardTests {
         }
     }
 
+    @Test("The board follows the host: a widget removed goes, and after a host restart the widgets come back")
+    func mirrorsHost() async throws {
+        let board = try await BoardSession.start()
+        defer { board.stop() }
+        let gone = try await board.place(#"{"type":"text","text":"Going"}"#)
+        try await board.place(#"{"type":"text","text":"Staying"}"#)
+        try await board.drive("find", "Going", "--role", "label")
+        _ = try await board.app.connection.call(
+            destination: "org.widgethost.Host1", path: gone, interface: "org.widgethost.Host1.Widget", member: "Remove", [])
+        try await board.drive("gone", "Going", "--timeout", "2")
+        await board.fixture.stopHost()
+        try await board.drive("gone", "Staying", "--timeout", "5")
+        try await board.fixture.startHost()
+        try await board.drive("find", "Staying", "--role", "label", "--timeout", "5")
+    }
+
     @Test("The board shows its widgets on screen: a screenshot is not blank")
     func screenshot() async throws {
         let board = try await BoardSession.start()
