@@ -39,9 +39,8 @@ struct BoardTests {
     func buttonAction() async throws {
         let board = try await BoardSession.start()
         defer { board.stop() }
-        let path = try await board.place(
+        try await board.place(
             #"{"type":"vstack","widgetURL":"tap-me-widget://home","children":[{"type":"button","id":"refresh","action":"refresh","label":"Refresh now","children":[{"type":"text","text":"Refresh"}]}]}"#)
-        _ = path
         try await board.drive("click", "Refresh now", "--role", "push button")
         let action = try await board.waitForRecord { $0["call"] as? String == "action" }
         #expect(action["action"] as? String == "refresh")

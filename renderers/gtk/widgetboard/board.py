@@ -23,7 +23,6 @@ from .vocabulary import FAMILY_SIZES, MONOCHROME, Renderer, accessible_name  # n
 
 APP_ID = "org.widgethost.Board"
 SURFACES = ("desktop", "lock-screen", "car", "watch")
-PRESENTATIONS = ("compactLeading", "compactTrailing", "minimal", "expanded", "lockScreen")
 FEEDBACK_SECONDS = 3
 
 BOARD_CSS = """
@@ -294,7 +293,6 @@ class Board(Gtk.Application):
         self.tiles = {}
         self.activities = {}
         self.activity_views = []
-        self.bundles = {}  # app id → {kind → its entry of the app's widget bundle}
         self.window = None
         self.dark = False
         self.mirror = None
@@ -418,10 +416,9 @@ class Board(Gtk.Application):
             child = child.get_next_sibling()
         return tiles
 
-    def kind_name(self, app_id, kind):
-        entry = self.bundles.get(app_id, {}).get(kind) or {}
-        name = entry.get("displayName")
-        return name if isinstance(name, str) and name else kind
+    def kind_name(self, _app_id, kind):
+        """What a widget whose tree names nothing is called: its kind."""
+        return kind
 
     # -- Live Activities -----------------------------------------------------
 
