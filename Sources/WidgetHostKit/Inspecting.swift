@@ -180,6 +180,13 @@ extension WidgetHostRenderer {
         }
     }
 
+    /// Every widget bundle the host knows, by app id (`ListBundles`): what a widget gallery offers.
+    public func bundles() async throws -> [(appID: String, bundle: WidgetBundle)] {
+        try await callingHost { try await Host1Widgets.Proxy(connection).listBundles() }.map {
+            (appID: $0.0, bundle: try WidgetBundle.parse($0.1, stored: true))
+        }
+    }
+
     /// Every Live Activity, most relevant first (`LiveActivities.Order`).
     public func activitiesByRelevance() async throws -> [RenderedActivity] {
         let order = try await callingHost { try await Host1LiveActivities.Proxy(connection).properties().order }

@@ -8,6 +8,10 @@ extension HostService: Host1Widgets.Server {
         appOwned(call, reply) { service, identity in try service.registerWidgets(appID, bundleJSON, call.sender, identity) }
     }
 
+    public nonisolated func listBundles(_ call: MethodCall, reply: TypedReply<[(String, String)]>) {
+        answer(call, reply) { service in service.widgets.bundles.sorted { $0.key < $1.key }.map { ($0.key, $0.value.json) } }
+    }
+
     public nonisolated func addWidget(
         _ call: MethodCall, appID: String, kind: String, family: String, configuration: [String: DBusValue], reply: TypedReply<String>
     ) {

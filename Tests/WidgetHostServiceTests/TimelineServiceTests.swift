@@ -116,6 +116,16 @@ struct TimelineServiceTests {
         #expect(current.succeeded, "\(current.stderr)")
         #expect(current.stdout.hasPrefix("a(osssa{sv}) 2 \"\(a)\" \"EmojiRangerWidget\" \"systemSmall\""), "\(current.stdout)")
         #expect(current.stdout.contains("\"hero\" s \"spook\" \"\(b)\" \"LeaderboardWidget\""), "\(current.stdout)")
+
+        // ListBundles: every bundle as the app sent it, for a gallery — also of an app that is not running.
+        let listed = try await fixture.busctl(
+            ["--json=short", "call", "org.widgethost.Host1", "/org/widgethost/Host1", "org.widgethost.Host1.Widgets", "ListBundles"])
+        #expect(listed.succeeded, "\(listed.stderr)")
+        let reply = try JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [String: Any]
+        let rows = try #require((reply?["data"] as? [Any])?.first as? [[String]], "\(listed.stdout)")
+        #expect(rows.map(\.first) == [Self.app])
+        let sent = try String(contentsOf: repositoryRoot.appendingPathComponent("examples/emoji-rangers/bundle.json"), encoding: .utf8)
+        #expect(rows.first?.last == sent, "the bundle comes back byte for byte, keys the host does not read included")
     }
 
     @Test("Only the app's live registration reloads outside the budget; anyone may Reload a widget within it")

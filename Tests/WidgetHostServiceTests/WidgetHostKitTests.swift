@@ -36,6 +36,8 @@ struct WidgetHostKitTests {
         let renderer = try await WidgetHostRenderer.connect(bus)
         defer { renderer.close() }
 
+        let offered = try await renderer.bundles()
+        #expect(offered.map(\.appID) == ["org.example.Kit"] && offered.first?.bundle.kind("Hero")?.families.contains(.systemSmall) == true)
         let changes = try await renderer.changes()
         let widget = try await renderer.addWidget(appID: "org.example.Kit", kind: "Hero", family: .systemSmall, configuration: ["hero": .string("spouty")])
         #expect(widget.family == .systemSmall && widget.configuration["hero"] == .string("spouty") && widget.content == nil)
