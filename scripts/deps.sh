@@ -11,7 +11,8 @@
 #   at-spi2-core python3-pyatspi xvfb xdotool
 #                             the board's tests: a virtual display, the accessibility
 #                             tree to find what is on screen, real pointer clicks
-WIDGETHOST_DEBS=(libdbus-1-dev pkg-config dbus systemd libglib2.0-bin python3 python3-gi help2man bubblewrap gir1.2-gtk-4.0 at-spi2-core python3-pyatspi xvfb xdotool)
+#   fonts-noto-color-emoji    the examples' emoji, drawn in the board's screenshots
+WIDGETHOST_DEBS=(libdbus-1-dev pkg-config dbus systemd libglib2.0-bin python3 python3-gi help2man bubblewrap gir1.2-gtk-4.0 at-spi2-core python3-pyatspi xvfb xdotool fonts-noto-color-emoji)
 
 # Installs whichever of the packages are missing (with sudo when not root).
 ensure_packages() {

@@ -76,8 +76,10 @@ struct BoardTests {
         let board = try await BoardSession.start()
         defer { board.stop() }
         let gone = try await board.place(#"{"type":"text","text":"Going"}"#)
-        try await board.place(#"{"type":"text","text":"Staying"}"#)
+        let staying = try await board.place(#"{"type":"text","text":"Staying"}"#)
+        let third = try await board.place(#"{"type":"text","text":"Third"}"#)
         try await board.drive("find", "Going", "--role", "label")
+        try await board.drive("find", "Third", "--role", "label")
         _ = try await board.app.connection.call(
             destination: "org.widgethost.Host1", path: gone, interface: "org.widgethost.Host1.Widget", member: "Remove", [])
         try await board.drive("gone", "Going", "--timeout", "2")
@@ -85,6 +87,40 @@ struct BoardTests {
         try await board.drive("gone", "Staying", "--timeout", "5")
         try await board.fixture.startHost()
         try await board.drive("find", "Staying", "--role", "label", "--timeout", "5")
+        // Where each widget sits outlives the host's restart; only the removed one is forgotten.
+        let ids = [staying, third].map { String($0.split(separator: "/").last ?? "") }
+        #expect(board.layoutOrder() == ids, "board.json: \(board.layoutOrder())")
+    }
+
+    @Test("The gallery adds a configured widget with the app's dynamic option; edit mode configures and removes it")
+    func gallery() async throws {
+        let board = try await BoardSession.start(rangers: ["EMOJI_RANGERS_STEP": "600"])
+        defer { board.stop() }
+        try await board.drive("click", "Add Widget", "--role", "push button")
+        try await board.drive("click", "Add Ranger Detail, Small", "--role", "push button")
+        // The choices come from the app's ProvideOptions, through GetConfigurationOptions.
+        try await board.drive("click", "🦄 Egghead", "--role", "radio button")
+        try await board.drive("click", "Add to Board", "--role", "push button")
+        let placed = try await board.rangersWidget { $0["hero"] == .string("egghead") }
+        #expect(placed.family == "systemSmall")
+        try await board.drive("find", "Egghead, 40% health", "--role", "push button")
+        #expect(board.fixture.records(board.rangersRecord).contains {
+            $0["call"] as? String == "timeline" && (($0["configuration"] as? [String: Any])?["hero"] as? String) == "egghead"
+        }, "the app was asked for the configured hero's timeline: \(board.fixture.records(board.rangersRecord))")
+
+        try await board.drive("click", "Edit Widgets", "--role", "push button")
+        try await board.drive("click", "Edit Egghead, 40% health", "--role", "push button")
+        try await board.drive("click", "🐳 Spouty", "--role", "radio button")
+        try await board.drive("click", "Save", "--role", "push button")
+        _ = try await board.rangersWidget { $0["hero"] == .string("spouty") }
+        try await board.drive("find", "Spouty, 40% health", "--role", "push button")
+
+        try await board.drive("click", "Remove Spouty, 40% health", "--role", "push button")
+        try await board.drive("gone", "Spouty, 40% health", "--timeout", "3")
+        let left = try await board.fixture.busctl(
+            ["call", "org.widgethost.Host1", "/org/widgethost/Host1", "org.widgethost.Host1.Widgets", "CurrentConfigurations", "s",
+             "org.example.EmojiRangers"])
+        #expect(left.stdout.hasPrefix("a(osssa{sv}) 0"), "removed from the host, not just the board: \(left.stdout)")
     }
 
     @Test("The board shows its widgets on screen: a screenshot is not blank")
@@ -141,6 +177,7 @@ final class BoardSession: @unchecked Sendable {
     let display: VirtualDisplay
     let record: String
     let app: AppPeer
+    var rangersRecord = ""
     private let board: Launched
     private var environment: [String: String]
 
@@ -153,10 +190,13 @@ final class BoardSession: @unchecked Sendable {
         self.environment = environment
     }
 
-    static func start() async throws -> BoardSession {
+    /// With `rangers`, Emoji Rangers is installed too (with those settings),
+    /// started, and has published its bundle; its record file is `rangersRecord`.
+    static func start(rangers: [String: String]? = nil) async throws -> BoardSession {
         let fixture = try await HostFixture.make()
         do {
             let record = try fixture.installTapMe(environment: ["WIDGETHOST_TEST_ACTIONS": "refresh,toggle-light:b"])
+            let rangersRecord = try rangers.map { try fixture.installEmojiRangers($0) }
             // GTK and the driver find the accessibility bus through the session bus, as on a desktop.
             // Its socket goes in the test's own runtime folder; GTK's settings schemas and icons
             // come from the machine's data folder, after the test's desktop entries.
@@ -177,7 +217,10 @@ final class BoardSession: @unchecked Sendable {
                 environment: environment)
             let app = try await AppPeer(fixture, appID: "org.example.TapMe", protocol: "freedesktop", schemes: ["tap-me-widget"])
             try await app.registerWidgets(try exampleFile("tap-me/bundle.json"))
-            return BoardSession(fixture: fixture, display: display, record: record, app: app, board: board, environment: environment)
+            if let rangersRecord { try await fixture.launchEmojiRangers(app.connection, record: rangersRecord) }
+            let session = BoardSession(fixture: fixture, display: display, record: record, app: app, board: board, environment: environment)
+            session.rangersRecord = rangersRecord ?? ""
+            return session
         } catch {
             fixture.stop()
             throw error
@@ -224,6 +267,35 @@ final class BoardSession: @unchecked Sendable {
     }
 
     func records() -> [[String: Any]] { fixture.records(record) }
+
+    /// The widget ids in the order the board keeps in $XDG_CONFIG_HOME/widget-board/board.json.
+    func layoutOrder() -> [String] {
+        let file = URL(fileURLWithPath: fixture.environment["XDG_CONFIG_HOME"] ?? "").appendingPathComponent("widget-board/board.json")
+        let object = (try? Data(contentsOf: file)).flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Any] }
+        return object?["order"] as? [String] ?? []
+    }
+
+    /// Waits for Emoji Rangers to have one placed widget whose configuration `matching` accepts.
+    func rangersWidget(_ matching: @escaping ([String: DBusValue]) -> Bool) async throws -> (path: String, family: String) {
+        var found: (String, String)?
+        _ = try await eventually(timeout: 10) {
+            let current = try await app.connection.call(
+                destination: "org.widgethost.Host1", path: "/org/widgethost/Host1", interface: "org.widgethost.Host1.Widgets",
+                member: "CurrentConfigurations", [.string("org.example.EmojiRangers")])
+            for row in current.first?.arrayElements ?? [] {
+                guard case .structure(let fields) = row, fields.count == 5, case .string(let family) = fields[2],
+                    let configuration = fields[4].stringKeyedEntries?.mapValues(\.unwrapped), matching(configuration)
+                else { continue }
+                found = (fields[0].stringValue ?? "", family)
+            }
+            return found != nil
+        }
+        guard let found else {
+            Issue.record("Emoji Rangers has no such widget; the board printed: \(board.printed())")
+            throw PrivateBusError("no such widget")
+        }
+        return found
+    }
 
     /// The first call the app recorded that `matching` accepts, waiting up to 10 s.
     func waitForRecord(_ matching: @escaping ([String: Any]) -> Bool) async throws -> [String: Any] {

@@ -53,6 +53,11 @@ PROVIDER_PATH = "/org/example/EmojiRangers/Provider"
 ERROR = "org.example.EmojiRangers.Error."
 HEROES = [("spouty", "🐳", "Spouty"), ("egghead", "🦄", "Egghead"), ("spook", "👻", "Spook")]
 HEAL_PER_STEP = 20
+HERO_COLOURS = {  # each hero's card, in both appearances
+    "spouty": {"light": "#d6ebff", "dark": "#173049"},
+    "egghead": {"light": "#ffe1f1", "dark": "#45203a"},
+    "spook": {"light": "#ebe4ff", "dark": "#2c2545"},
+}
 
 
 def env(name, default=None):
@@ -201,9 +206,16 @@ class EmojiRangers(Gio.Application):
         now = time.time()
         if kind == "LeaderboardWidget":
             rows = [{"type": "link", "id": hero, "url": f"emoji-rangers://hero/{hero}",
-                     "children": [{"type": "text", "text": f"{emoji} {name} {self.health_at(hero, now)}%"}]}
+                     "label": f"{name}, {self.health_at(hero, now)}% health", "children": [
+                         {"type": "hstack", "spacing": 8, "children": [
+                             {"type": "text", "text": emoji, "fontSize": 22},
+                             {"type": "text", "text": name, "fontWeight": "semibold"},
+                             {"type": "spacer"},
+                             {"type": "text", "text": f"{self.health_at(hero, now)}%"}]}]}
                     for hero, emoji, name in HEROES]
-            return [(int(now * 1000), compact({"type": "vstack", "children": rows}))], "never"
+            board = {"type": "vstack", "spacing": 6, "padding": 14, "label": "Ranger Leaderboard", "children": [
+                {"type": "text", "text": "Leaderboard", "fontSize": 15, "fontWeight": "bold"}, {"type": "divider"}] + rows}
+            return [(int(now * 1000), compact(board))], "never"
         if kind != "EmojiRangerWidget":
             raise ValueError("UnknownKind", f"Emoji Rangers has no widget kind '{kind}'")
         hero = configuration.get("hero", "spouty")
@@ -221,14 +233,18 @@ class EmojiRangers(Gio.Application):
 
     @staticmethod
     def hero_tree(hero, emoji, name, health):
-        return {"type": "vstack", "widgetURL": f"emoji-rangers://hero/{hero}", "children": [
-            {"type": "text", "id": "avatar", "text": emoji},
-            {"type": "text", "id": "name", "text": name},
-            {"type": "progress", "id": "health", "value": health / 100},
-            {"type": "text", "id": "health-label", "text": f"{health}%"},
-            {"type": "button", "id": "supercharge", "action": "superCharge", "parameter": hero,
-             "children": [{"type": "text", "text": "⚡ Super Charge"}]},
-        ]}
+        """The hero's widget in the rendering vocabulary (docs/vocabulary.md):
+        the avatar on the hero's colour, its name, a health bar and a button."""
+        return {"type": "color", "color": HERO_COLOURS[hero], "widgetURL": f"emoji-rangers://hero/{hero}",
+                "label": f"{name}, {health}% health", "children": [
+                    {"type": "vstack", "spacing": 4, "padding": 10, "children": [
+                        {"type": "text", "id": "avatar", "text": emoji, "fontSize": 40},
+                        {"type": "text", "id": "name", "text": name, "fontSize": 16, "fontWeight": "bold"},
+                        {"type": "progress", "id": "health", "value": health / 100},
+                        {"type": "text", "id": "health-label", "text": f"{health}%", "fontSize": 12, "opacity": 0.8},
+                        {"type": "button", "id": "supercharge", "action": "superCharge", "parameter": hero,
+                         "label": f"Super charge {name}", "children": [{"type": "text", "text": "⚡ Super Charge"}]},
+                    ]}]}
 
     # -- org.freedesktop.Application ----------------------------------------
 

@@ -61,9 +61,18 @@ def matches(name, role):
                 continue
 
 
-def window_origin():
-    """Where the board's window is on the screen: GTK reports extents in window coordinates."""
-    out = subprocess.run(["xdotool", "search", "--name", f"^{WINDOW_TITLE}$", "getwindowgeometry", "--shell"],
+def window_title(accessible):
+    """The title of the window an element is in (the board's, the gallery's)."""
+    while accessible is not None:
+        if accessible.getRoleName() in ("frame", "dialog", "window") and accessible.name:
+            return accessible.name
+        accessible = accessible.parent
+    return WINDOW_TITLE
+
+
+def window_origin(title):
+    """Where a window is on the screen: GTK reports extents in window coordinates."""
+    out = subprocess.run(["xdotool", "search", "--name", f"^{title}$", "getwindowgeometry", "--shell"],
                          capture_output=True, text=True).stdout
     values = dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
     return int(values.get("X", 0)), int(values.get("Y", 0))
@@ -71,7 +80,7 @@ def window_origin():
 
 def describe(accessible):
     extents = accessible.queryComponent().getExtents(pyatspi.WINDOW_COORDS)
-    ox, oy = window_origin()
+    ox, oy = window_origin(window_title(accessible))
     return {"name": accessible.name, "role": accessible.getRoleName(), "x": ox + extents.x, "y": oy + extents.y,
             "width": extents.width, "height": extents.height}
 

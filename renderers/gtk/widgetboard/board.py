@@ -16,8 +16,9 @@ import gi
 gi.require_version("Gtk", "4.0")
 gi.require_version("Gdk", "4.0")
 gi.require_version("Gio", "2.0")
-from gi.repository import Gdk, Gio, GLib, Gtk  # noqa: E402
+from gi.repository import Gdk, Gio, GLib, GObject, Gtk  # noqa: E402
 
+from . import gallery  # noqa: E402
 from . import mirror as hostmirror  # noqa: E402
 from .vocabulary import FAMILY_SIZES, MONOCHROME, Renderer, accessible_name  # noqa: E402
 
@@ -41,6 +42,12 @@ BOARD_CSS = """
 .wb-minimal { background-color: black; color: white; border-radius: 18px; padding: 6px; min-width: 24px; }
 .wb-empty { color: alpha(currentColor, 0.6); }
 .wb-lockscreen { background-color: alpha(currentColor, 0.06); border-radius: 18px; padding: 12px; }
+.wb-tile.wb-editing { opacity: 0.92; }
+.wb-tile button.wb-remove, .wb-tile button.wb-edit { background-image: none; border: none; box-shadow: none;
+  color: white; margin: 6px; font-weight: bold; }
+.wb-tile button.wb-remove { background-color: #e5484d; border-radius: 999px; min-width: 26px; min-height: 26px; padding: 0; }
+.wb-tile button.wb-edit { background-color: rgba(0,0,0,0.72); border-radius: 10px; padding: 2px 10px; min-height: 0; }
+.wb-gallery-kind { background-color: alpha(currentColor, 0.06); border-radius: 14px; padding: 10px 12px; }
 """
 
 COLOURS = {
@@ -75,6 +82,15 @@ class Layout:
             self.save()
         rank = self.order.index(widget_id)
         return sum(1 for other in present if other in self.order and self.order.index(other) < rank)
+
+    def move(self, widget_id, before_id):
+        """Puts a widget just before another one (or last when `before_id` is None)."""
+        if widget_id not in self.order or widget_id == before_id:
+            return
+        self.order.remove(widget_id)
+        index = self.order.index(before_id) if before_id in self.order else len(self.order)
+        self.order.insert(index, widget_id)
+        self.save()
 
     def forget(self, widget_id):
         if widget_id in self.order:
@@ -203,6 +219,13 @@ class Tile(Tappable):
         keys = Gtk.EventControllerKey()
         keys.connect("key-pressed", self.on_key)
         self.overlay.add_controller(keys)
+        drag = Gtk.DragSource(actions=Gdk.DragAction.MOVE)
+        drag.connect("prepare", self.on_drag_prepare)
+        self.overlay.add_controller(drag)
+        drop = Gtk.DropTarget.new(GObject.TYPE_STRING, Gdk.DragAction.MOVE)
+        drop.connect("drop", lambda _t, value, _x, _y: self.board.move_tile(value, self) or True)
+        self.overlay.add_controller(drop)
+        self.controls = []
         self.overlay.widget_board_tile = self
         self.refresh()
 
@@ -225,11 +248,64 @@ class Tile(Tappable):
                 root = Gtk.Label(label="Cannot draw this content")
                 self.rendered = None
         self.overlay.set_child(root)
-        name = accessible_name(tree) if isinstance(tree, dict) else ""
-        self.overlay.update_property([Gtk.AccessibleProperty.LABEL], [name or self.board.kind_name(self.app_id, self.kind)])
+        self.tree = tree
+        self.overlay.update_property([Gtk.AccessibleProperty.LABEL], [self.name()])
         self.overlay.set_tooltip_text(f"{self.board.kind_name(self.app_id, self.kind)} — {self.app_id}")
+        self.set_editing(self.board.editing)
 
-    def on_key(self, _controller, keyval, _code, _state):
+    def name(self):
+        """The widget's accessible name: its tree's label or text, else its kind's name."""
+        name = accessible_name(self.tree) if isinstance(self.tree, dict) else ""
+        return name or self.board.kind_name(self.app_id, self.kind)
+
+    def set_editing(self, editing):
+        """In edit mode the widget's content takes no taps; a remove button and,
+        for a configurable kind, an edit button sit on the tile instead."""
+        for control in self.controls:
+            self.overlay.remove_overlay(control)
+        self.controls = []
+        child = self.overlay.get_child()
+        if child is not None:
+            child.set_can_target(not editing)
+            child.set_can_focus(not editing)
+        if editing:
+            self.overlay.add_css_class("wb-editing")
+            self.overlay.set_cursor_from_name("grab")
+        else:
+            self.overlay.remove_css_class("wb-editing")
+            self.overlay.set_cursor_from_name("pointer")
+            return
+        name = self.name()
+        remove = Gtk.Button(label="−", halign=Gtk.Align.START, valign=Gtk.Align.START)
+        remove.add_css_class("wb-remove")
+        remove.set_tooltip_text("Remove this widget")
+        remove.update_property([Gtk.AccessibleProperty.LABEL], [f"Remove {name}"])
+        remove.connect("clicked", lambda _b: self.board.remove_tile(self))
+        self.controls.append(remove)
+        kind = self.board.catalogue.kind(self.app_id, self.kind)
+        if kind is not None and kind.parameters:
+            edit = Gtk.Button(label="Edit Widget", halign=Gtk.Align.CENTER, valign=Gtk.Align.END)
+            edit.add_css_class("wb-edit")
+            edit.update_property([Gtk.AccessibleProperty.LABEL], [f"Edit {name}"])
+            edit.connect("clicked", lambda _b: self.board.edit_tile(self))
+            self.controls.append(edit)
+        for control in self.controls:
+            self.overlay.add_overlay(control)
+
+    def on_drag_prepare(self, _source, _x, _y):
+        if not self.board.editing:
+            return None
+        return Gdk.ContentProvider.new_for_value(self.widget_id)
+
+    def on_key(self, _controller, keyval, _code, state):
+        if self.board.editing and self.overlay.has_focus():
+            if keyval in (Gdk.KEY_Delete, Gdk.KEY_BackSpace):
+                self.board.remove_tile(self)
+                return True
+            if state & Gdk.ModifierType.CONTROL_MASK and keyval in (Gdk.KEY_Left, Gdk.KEY_Right):
+                self.board.step_tile(self, -1 if keyval == Gdk.KEY_Left else 1)
+                return True
+            return False
         if keyval in (Gdk.KEY_Return, Gdk.KEY_KP_Enter, Gdk.KEY_space) and self.overlay.has_focus():
             root = self.rendered.root if self.rendered else None
             self.report(self.rendered.element_id_at(root, self.overlay) if root else "", Gdk.CURRENT_TIME)
@@ -237,7 +313,8 @@ class Tile(Tappable):
         return False
 
     def report(self, element_id, time):
-        self.board.tap(self, self.proxy, "Tap", (element_id,), self.app_id, time)
+        if not self.board.editing:
+            self.board.tap(self, self.proxy, "Tap", (element_id,), self.app_id, time)
 
 
 class ActivityView(Tappable):
@@ -297,6 +374,9 @@ class Board(Gtk.Application):
         self.dark = False
         self.mirror = None
         self.layout = Layout(config_file())
+        self.catalogue = gallery.Catalogue()
+        self.editing = False
+        self.gallery = None
 
     # -- set-up -------------------------------------------------------------
 
@@ -336,6 +416,16 @@ class Board(Gtk.Application):
         self.lock_button.set_tooltip_text("Show the Live Activities as the lock screen shows them")
         self.lock_button.connect("toggled", lambda b: self.lock_revealer.set_reveal_child(b.get_active()))
         header.pack_start(self.lock_button)
+        add = Gtk.Button(icon_name="list-add-symbolic")
+        add.set_tooltip_text("Add a widget from the apps' gallery")
+        add.update_property([Gtk.AccessibleProperty.LABEL], ["Add Widget"])
+        add.connect("clicked", lambda _b: self.open_gallery())
+        header.pack_end(add)
+        self.edit_button = Gtk.ToggleButton(label="Edit")
+        self.edit_button.set_tooltip_text("Remove, configure and rearrange widgets (drag them, or Ctrl+Left/Right)")
+        self.edit_button.update_property([Gtk.AccessibleProperty.LABEL], ["Edit Widgets"])
+        self.edit_button.connect("toggled", lambda b: self.set_editing(b.get_active()))
+        header.pack_end(self.edit_button)
         self.window.set_titlebar(header)
 
         outer = Gtk.Box(orientation=Gtk.Orientation.VERTICAL)
@@ -368,6 +458,12 @@ class Board(Gtk.Application):
             self.status.set_visible(True)
         else:
             self.update_status()
+            gallery.refresh_catalogue(self.mirror, self.catalogue, lambda _error: self.on_catalogue())
+
+    def on_catalogue(self):
+        """The bundles were read again: widgets are named after their kinds' display names."""
+        for tile in self.tiles.values():
+            tile.refresh()
 
     def update_status(self):
         empty = not self.tiles and not self.activities
@@ -399,12 +495,20 @@ class Board(Gtk.Application):
             if tile is not None:
                 tile.release()
                 self.flow.remove(tile.overlay.get_parent())
-                if self.mirror.manager and self.mirror.manager.get_name_owner() is not None:
-                    self.layout.forget(tile.widget_id)
+                # GLib removes every object when the host's name loses its owner, and may do so before it
+                # says the owner is gone: decide once it has finished, and keep the place of a widget
+                # that went with the host (it comes back when the host does).
+                GLib.idle_add(self.forget_if_removed, tile.widget_id)
         else:
             self.activities.pop(path, None)
             self.rebuild_strip()
         self.update_status()
+
+    def forget_if_removed(self, widget_id):
+        manager = self.mirror.manager
+        if manager is not None and manager.get_name_owner() is not None:
+            self.layout.forget(widget_id)
+        return GLib.SOURCE_REMOVE
 
     def ordered_tiles(self):
         tiles = []
@@ -416,9 +520,81 @@ class Board(Gtk.Application):
             child = child.get_next_sibling()
         return tiles
 
-    def kind_name(self, _app_id, kind):
-        """What a widget whose tree names nothing is called: its kind."""
-        return kind
+    def kind_name(self, app_id, kind):
+        """What a widget whose tree names nothing is called: its kind's display name."""
+        known = self.catalogue.kind(app_id, kind)
+        return known.name if known is not None else kind
+
+    # -- the gallery and edit mode ----------------------------------------------
+
+    def open_gallery(self):
+        if self.gallery is not None:
+            self.gallery.present()
+            return
+        self.gallery = gallery.Gallery(self)
+        self.gallery.connect("close-request", lambda *_: setattr(self, "gallery", None) or False)
+        self.gallery.present()
+
+    def add_widget(self, kind, family, configuration, done):
+        args = GLib.Variant("(sssa{sv})", (kind.app_id, kind.kind, family, configuration))
+        self.mirror.call_root(gallery.WIDGETS, "AddWidget", args, lambda _result, error: done(error))
+
+    def set_editing(self, editing):
+        self.editing = editing
+        self.edit_button.set_label("Done" if editing else "Edit")
+        for tile in self.tiles.values():
+            tile.set_editing(editing)
+
+    def remove_tile(self, tile):
+        def done(source, result):
+            try:
+                source.call_finish(result)
+            except GLib.Error as error:
+                tile.show_feedback(gallery.error_text(error))
+        tile.proxy.call("Remove", None, Gio.DBusCallFlags.NONE, 30000, None, done)
+
+    def edit_tile(self, tile):
+        kind = self.catalogue.kind(tile.app_id, tile.kind)
+        if kind is not None:
+            gallery.EditWindow(self, tile, kind).present()
+
+    def configure(self, tile, configuration, done):
+        def finished(source, result):
+            try:
+                source.call_finish(result)
+                done(None)
+            except GLib.Error as error:
+                done(error)
+        tile.proxy.call("Configure", GLib.Variant("(a{sv})", (configuration,)), Gio.DBusCallFlags.NONE, 30000, None,
+                        finished)
+
+    def move_tile(self, widget_id, before):
+        """Drops the widget `widget_id` just before the tile `before`, and remembers it."""
+        moved = next((t for t in self.tiles.values() if t.widget_id == widget_id), None)
+        if moved is None or moved is before:
+            return
+        self.layout.move(widget_id, before.widget_id)
+        self.place_in_order(moved)
+
+    def step_tile(self, tile, step):
+        order = [t.widget_id for t in self.ordered_tiles()]
+        index = order.index(tile.widget_id) + step
+        if not 0 <= index < len(order):
+            return
+        if step < 0:
+            self.layout.move(tile.widget_id, order[index])
+        else:
+            self.layout.move(tile.widget_id, order[index + 1] if index + 1 < len(order) else None)
+        self.place_in_order(tile)
+        tile.overlay.grab_focus()
+
+    def place_in_order(self, tile):
+        child = tile.overlay.get_parent()
+        child.set_child(None)
+        self.flow.remove(child)
+        present = [t.widget_id for t in self.ordered_tiles()]
+        self.flow.insert(tile.overlay, self.layout.position(tile.widget_id, present))
+        tile.overlay.get_parent().set_focusable(False)
 
     # -- Live Activities -----------------------------------------------------
 

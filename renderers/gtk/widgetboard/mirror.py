@@ -54,7 +54,9 @@ class Mirror:
         self.manager.connect("interface-proxy-properties-changed", self.properties_changed)
         self.manager.connect("notify::name-owner", lambda *_: self.host(self.manager.get_name_owner()))
         self.host(self.manager.get_name_owner())
-        for obj in self.manager.get_objects():
+        # In the order the host placed them: its ids grow in length, then in text (w9 < w10).
+        ids = sorted(self.manager.get_objects(), key=lambda o: (len(o.get_object_path()), o.get_object_path()))
+        for obj in ids:
             for proxy in obj.get_interfaces():
                 self.add(proxy)
 
