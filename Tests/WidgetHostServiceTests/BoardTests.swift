@@ -123,6 +123,69 @@ struct BoardTests {
         #expect(left.stdout.hasPrefix("a(osssa{sv}) 0"), "removed from the host, not just the board: \(left.stdout)")
     }
 
+    @Test("A Live Activity: its presentations drawn from its state, redrawn on a state-only Update, and tapped as shown")
+    func liveActivity() async throws {
+        let board = try await BoardSession.start()
+        defer { board.stop() }
+        let activity = try await board.app.startActivity(
+            "DeliveryAttributes", try exampleFile("delivery/activity.json"),
+            ["attributes": .vardict(["order": .string("1234")]), "state": .vardict(["eta_minutes": .int64(10)])])
+        // compactTrailing binds state.eta_minutes with the format "{} min".
+        try await board.drive("click", "10 min", "--role", "label")
+        let compact = try await board.waitForRecord { $0["call"] as? String == "open" }
+        #expect(compact["uris"] as? [String] == ["delivery-tracker://order/1234"], "a compact presentation opens the activity's URL")
+        let token = (compact["platform_data"] as? [String: String])?["activation-token"] ?? ""
+        #expect(token.count > 2, "the tap carries the token minted for the click: \(compact)")
+
+        // An Update that changes only the state redraws every bound text within a second.
+        _ = try await board.app.connection.call(
+            destination: "org.widgethost.Host1", path: activity, interface: "org.widgethost.Host1.LiveActivity", member: "Update",
+            [.string(""), .vardict(["state": .vardict(["eta_minutes": .int64(7)])])])
+        try await board.drive("find", "7 min", "--role", "label", "--timeout", "1")
+        try await board.drive("gone", "10 min", "--timeout", "1")
+
+        // Hovering the island shows the expanded presentation; its links count there.
+        try await board.drive("hover", "7 min", "--role", "label")
+        try await board.drive("click", "Track on map", "--role", "link")
+        let map = try await board.waitForRecord { ($0["uris"] as? [String])?.first?.hasSuffix("/map") == true }
+        #expect(map["uris"] as? [String] == ["delivery-tracker://order/1234/map"])
+
+        // The lock-screen presentation, in the panel the Lock Screen button opens, binds the order and the ETA.
+        try await board.drive("click", "Lock Screen", "--role", "push button")
+        try await board.drive("find", "Order 1234", "--role", "label")
+        try await board.drive("click", "Order 1234", "--role", "label")
+        let lock = try await board.waitForRecord { ($0["uris"] as? [String])?.first?.hasSuffix("/status") == true }
+        #expect(lock["uris"] as? [String] == ["delivery-tracker://order/1234/status"], "the lock screen tree's own widgetURL")
+    }
+
+    @Test("A timeline entry is drawn within a second of its date")
+    func timelineEntry() async throws {
+        let board = try await BoardSession.start(rangers: ["EMOJI_RANGERS_STEP": "2", "EMOJI_RANGERS_START_HEALTH": "0"])
+        defer { board.stop() }
+        let widget = try await board.app.connection.addWidget(
+            "org.example.EmojiRangers", "EmojiRangerWidget", "systemSmall", ["hero": .string("spook")])
+        // The host shows each entry at its date; the board redraws on the PropertiesChanged that follows.
+        var next: (date: Int64, label: String)?
+        _ = try await eventually {
+            let reply = try await board.app.connection.call(
+                destination: "org.widgethost.Host1", path: widget, interface: "org.widgethost.Host1.Widget", member: "DescribeTimeline", [])
+            let timeline = reply.first?.stringKeyedEntries?.mapValues(\.unwrapped) ?? [:]
+            guard let due = timeline["next_entry"]?.integerValue, due > 0 else { return false }
+            for entry in timeline["entries"]?.arrayElements ?? [] {
+                guard case .structure(let fields) = entry, fields.first?.integerValue == due,
+                    let content = fields.last?.stringValue, let percent = content.firstMatch(of: /"health-label","text":"(\d+%)"/)
+                else { continue }
+                next = (due, String(percent.1))
+            }
+            return next != nil
+        }
+        let (due, label) = try #require(next, "the widget has a timeline with an entry to come")
+        let shown = try await board.element(label, role: "label", timeout: 6)
+        let lateness = shown.seen * 1000 - Double(due)
+        #expect(lateness < 1000, "the entry due at \(due) ms was drawn \(Int(lateness)) ms after its date")
+        #expect(lateness > -100, "the entry was drawn \(Int(-lateness)) ms before its date")
+    }
+
     @Test("The board shows its widgets on screen: a screenshot is not blank")
     func screenshot() async throws {
         let board = try await BoardSession.start()
@@ -258,11 +321,13 @@ final class BoardSession: @unchecked Sendable {
 
     struct Element: Decodable, CustomStringConvertible {
         let name: String, role: String, x: Int, y: Int, width: Int, height: Int
+        /// When drive.py first saw it showing (Unix seconds).
+        let seen: Double
         var description: String { "\(role) '\(name)' at \(x),\(y) size \(width)×\(height)" }
     }
 
-    func element(_ name: String, role: String) async throws -> Element {
-        let printed = try await drive("find", name, "--role", role)
+    func element(_ name: String, role: String, timeout: Double = 10) async throws -> Element {
+        let printed = try await drive("find", name, "--role", role, "--timeout", "\(timeout)")
         return try JSONDecoder().decode(Element.self, from: Data(printed.utf8))
     }
 

@@ -7,13 +7,15 @@ X display in $DISPLAY:
 
     drive.py find NAME [--role ROLE] [--timeout S]   wait for an element; print it as JSON
     drive.py click NAME [--role ROLE] [--timeout S]  find it, then click its centre
+    drive.py hover NAME [--role ROLE] [--timeout S]  find it, then move the pointer onto it
     drive.py focus NAME [--role ROLE] [--timeout S]  find it and give it the keyboard focus
     drive.py gone NAME [--timeout S]                 wait until no element is named NAME
     drive.py key KEY...                              press keys (xdotool names: Tab, Return)
     drive.py tree                                    print the board's accessible tree
 
-An element is printed as {"name", "role", "x", "y", "width", "height"}, x and
-y on the screen. Exits 1 (saying what it saw) when nothing matches in time.
+An element is printed as {"name", "role", "x", "y", "width", "height", "seen"}, x
+and y on the screen, seen the Unix time it was first found showing. Exits 1
+(saying what it saw) when nothing matches in time.
 """
 import argparse
 import json
@@ -82,7 +84,7 @@ def describe(accessible):
     extents = accessible.queryComponent().getExtents(pyatspi.WINDOW_COORDS)
     ox, oy = window_origin(window_title(accessible))
     return {"name": accessible.name, "role": accessible.getRoleName(), "x": ox + extents.x, "y": oy + extents.y,
-            "width": extents.width, "height": extents.height}
+            "width": extents.width, "height": extents.height, "seen": time.time()}
 
 
 def find(name, role, timeout):
@@ -99,9 +101,19 @@ def find(name, role, timeout):
         time.sleep(0.05)
 
 
+def move_to(x, y):
+    """Moves the pointer to x, y and waits until it is there (xdotool's --sync
+    waits for a motion, so a pointer already there is left alone)."""
+    out = subprocess.run(["xdotool", "getmouselocation", "--shell"], capture_output=True, text=True).stdout
+    here = dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
+    if (here.get("X"), here.get("Y")) != (str(x), str(y)):
+        subprocess.run(["xdotool", "mousemove", "--sync", str(x), str(y)], check=True)
+    time.sleep(0.1)
+
+
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("command", choices=["find", "click", "focus", "gone", "key", "tree"])
+    parser.add_argument("command", choices=["find", "click", "hover", "focus", "gone", "key", "tree"])
     parser.add_argument("args", nargs="*")
     parser.add_argument("--role")
     parser.add_argument("--timeout", type=float, default=10)
@@ -109,7 +121,7 @@ def main():
     if options.command == "focus":
         # As a person does: with the pointer over the window, Tab until it has the focus.
         found = find(options.args[0], options.role, options.timeout)
-        subprocess.run(["xdotool", "mousemove", "--sync", str(found["x"]), str(found["y"] - 4)], check=True)
+        move_to(found["x"], found["y"] - 4)
         for _ in range(60):
             if any(a.getState().contains(pyatspi.STATE_FOCUSED) for a in matches(options.args[0], options.role)):
                 break
@@ -117,12 +129,11 @@ def main():
             time.sleep(0.08)
         else:
             sys.exit(f"drive.py: Tab never moved the keyboard focus to {options.args[0]!r}")
-    elif options.command in ("find", "click"):
+    elif options.command in ("find", "click", "hover"):
         found = find(options.args[0], options.role, options.timeout)
+        if options.command in ("click", "hover"):
+            move_to(found["x"] + found["width"] // 2, found["y"] + found["height"] // 2)
         if options.command == "click":
-            x, y = found["x"] + found["width"] // 2, found["y"] + found["height"] // 2
-            subprocess.run(["xdotool", "mousemove", "--sync", str(x), str(y)], check=True)
-            time.sleep(0.1)
             subprocess.run(["xdotool", "click", "1"], check=True)
         print(json.dumps(found), flush=True)
     elif options.command == "gone":

@@ -25,6 +25,7 @@ from .vocabulary import FAMILY_SIZES, MONOCHROME, Renderer, accessible_name  # n
 APP_ID = "org.widgethost.Board"
 SURFACES = ("desktop", "lock-screen", "car", "watch")
 FEEDBACK_SECONDS = 3
+EXPANDED_LINGER_MS = 600  # the expanded presentation stays this long after the pointer leaves
 
 BOARD_CSS = """
 .wb-board { padding: 18px; }
@@ -39,6 +40,8 @@ BOARD_CSS = """
 .wb-tile button.wb-toggle.wb-on { background-color: @accent_bg_color; color: @accent_fg_color; }
 .wb-island { background-color: black; color: white; border-radius: 22px; padding: 6px 14px; min-height: 24px; }
 .wb-island button { color: white; }
+.wb-expanded { background-color: black; color: white; border-radius: 28px; }
+.wb-expanded button.wb-link { color: #78b4ff; }
 .wb-minimal { background-color: black; color: white; border-radius: 18px; padding: 6px; min-width: 24px; }
 .wb-empty { color: alpha(currentColor, 0.6); }
 .wb-lockscreen { background-color: alpha(currentColor, 0.06); border-radius: 18px; padding: 12px; }
@@ -377,6 +380,9 @@ class Board(Gtk.Application):
         self.catalogue = gallery.Catalogue()
         self.editing = False
         self.gallery = None
+        self.expanded_path = None
+        self.expanded_view = None
+        self.hide_source = None
 
     # -- set-up -------------------------------------------------------------
 
@@ -431,6 +437,14 @@ class Board(Gtk.Application):
         outer = Gtk.Box(orientation=Gtk.Orientation.VERTICAL)
         self.strip = Gtk.Box(orientation=Gtk.Orientation.HORIZONTAL, spacing=8, halign=Gtk.Align.CENTER, margin_top=10)
         outer.append(self.strip)
+        self.expanded_revealer = Gtk.Revealer(transition_type=Gtk.RevealerTransitionType.SLIDE_DOWN)
+        self.expanded_box = Gtk.Box(halign=Gtk.Align.CENTER, margin_top=8)
+        self.expanded_revealer.set_child(self.expanded_box)
+        stay = Gtk.EventControllerMotion()
+        stay.connect("enter", lambda *_: self.cancel_hide())
+        stay.connect("leave", lambda *_: self.hide_expanded_soon())
+        self.expanded_box.add_controller(stay)
+        outer.append(self.expanded_revealer)
         self.lock_revealer = Gtk.Revealer()
         self.lock_panel = Gtk.Box(orientation=Gtk.Orientation.VERTICAL, spacing=8, margin_start=18, margin_end=18, margin_top=10)
         self.lock_revealer.set_child(self.lock_panel)
@@ -627,26 +641,59 @@ class Board(Gtk.Application):
             self.activity_views.append(lock)
             self.lock_panel.append(lock.overlay)
         self.lock_button.set_visible(bool(ranked))
+        if self.expanded_path is not None:
+            self.draw_expanded()
 
     def attach_expanded(self, anchor, activity):
-        """The expanded presentation, shown on hover or click-and-hold."""
-        popover = Gtk.Popover(autohide=False, has_arrow=False, position=Gtk.PositionType.BOTTOM)
-        popover.set_parent(anchor)
+        """The expanded presentation opens under the strip while the pointer is
+        over the activity (or after a click-and-hold), as the island grows."""
+        hover = Gtk.EventControllerMotion()
+        hover.connect("enter", lambda *_: self.show_expanded(activity))
+        hover.connect("leave", lambda *_: self.hide_expanded_soon())
+        anchor.add_controller(hover)
+        hold = Gtk.GestureLongPress()
+        hold.connect("pressed", lambda *_: self.show_expanded(activity))
+        anchor.add_controller(hold)
+
+    def show_expanded(self, activity):
+        self.cancel_hide()
+        if self.expanded_path != activity.path or self.expanded_box.get_first_child() is None:
+            self.expanded_path = activity.path
+            self.draw_expanded()
+        self.expanded_revealer.set_reveal_child(True)
+
+    def draw_expanded(self):
+        if self.expanded_view is not None:
+            self.expanded_view.release()
+            if self.expanded_view in self.activity_views:
+                self.activity_views.remove(self.expanded_view)
+            self.expanded_view = None
+        while (child := self.expanded_box.get_first_child()) is not None:
+            self.expanded_box.remove(child)
+        activity = self.activities.get(self.expanded_path)
+        if activity is None:
+            self.expanded_revealer.set_reveal_child(False)
+            return
         view = ActivityView(self, activity, "expanded")
         view.overlay.set_size_request(*FAMILY_SIZES["systemMedium"])
+        view.overlay.add_css_class("wb-expanded")
         self.activity_views.append(view)
-        popover.set_child(view.overlay)
-        hover = Gtk.EventControllerMotion()
-        hover.connect("enter", lambda *_: popover.popup())
-        anchor.add_controller(hover)
-        leave = Gtk.EventControllerMotion()
-        leave.connect("leave", lambda *_: popover.popdown())
-        popover.add_controller(leave)
-        hold = Gtk.GestureLongPress()
-        hold.connect("pressed", lambda *_: popover.popup())
-        anchor.add_controller(hold)
-        anchor.connect("destroy", lambda *_: popover.unparent())
-        anchor.connect("unrealize", lambda *_: popover.popdown())
+        self.expanded_view = view
+        self.expanded_box.append(view.overlay)
+
+    def hide_expanded_soon(self):
+        self.cancel_hide()
+
+        def hide():
+            self.hide_source = None
+            self.expanded_revealer.set_reveal_child(False)
+            return GLib.SOURCE_REMOVE
+        self.hide_source = GLib.timeout_add(EXPANDED_LINGER_MS, hide)
+
+    def cancel_hide(self):
+        if self.hide_source is not None:
+            GLib.source_remove(self.hide_source)
+            self.hide_source = None
 
     # -- taps -----------------------------------------------------------------
 
