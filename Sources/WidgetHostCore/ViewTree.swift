@@ -51,6 +51,17 @@ public indirect enum JSONValue: Sendable, Equatable, Codable {
         return nil
     }
 
+    /// The value of a number (whole or not), or nil.
+    public var numberValue: Double? {
+        switch self {
+        case .integer(let i): return Double(i)
+        case .number(let d): return d
+        default: return nil
+        }
+    }
+
+    public var isNumber: Bool { numberValue != nil }
+
     /// A short name of the JSON type, for error messages.
     public var typeName: String {
         switch self {

@@ -356,11 +356,18 @@ public enum LintCode: String, Sendable, CaseIterable {
     case controlWithoutID = "control-without-id"
     /// ``TapDiagnostic/undeclaredScheme``, found before any tap.
     case undeclaredScheme = "undeclared-scheme"
+    /// The rendering vocabulary's (``Vocabulary``).
+    case unknownType = "unknown-type"
+    case unknownKey = "unknown-key"
+    case invalidValue = "invalid-value"
+    case invalidBinding = "invalid-binding"
 
     public var severity: LintSeverity {
         switch self {
         case .duplicateKey, .duplicateID, .invalidURL: .error
-        case .multipleWidgetURLs, .linkIgnoredInFamily, .linkWithoutID, .controlIgnoredInFamily, .controlWithoutID: .warning
+        case .multipleWidgetURLs, .linkIgnoredInFamily, .linkWithoutID, .controlIgnoredInFamily, .controlWithoutID, .unknownType, .unknownKey,
+            .invalidValue, .invalidBinding:
+            .warning
         case .undeclaredScheme: .info
         }
     }
@@ -391,6 +398,7 @@ public enum ContentLint {
         }
         let capabilities = family.capabilities(policy)
         for element in tree.elements {
+            findings += Vocabulary.findings(for: element)
             for rule in TapRule.rules(takingTapsOn: element) {
                 if !rule.isHonoured(by: capabilities) { findings.append(ignored(element, by: rule, family, policy)) }
                 if !hasID(element) { findings.append(unreachable(element, by: rule)) }

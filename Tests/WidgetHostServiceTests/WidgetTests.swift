@@ -288,6 +288,17 @@ struct WidgetTests {
         for code in ["multiple-widget-urls", "link-ignored-in-family", "control-ignored-in-family", "link-without-id", "control-without-id"] {
             #expect(result.stdout.contains(code), "\(code) missing in \(result.stdout)")
         }
+        // The rendering vocabulary (docs/vocabulary.md): warnings, so SetContent still takes the tree.
+        let styled = #"{"type":"vstak","children":[{"type":"text","text":"x","colour":"red","fontSize":"big"},{"type":"text","bind":"eta"}]}"#
+        let vocabulary = try await fixture.busctl([
+            "--json=short", "call", "org.widgethost.Host1", "/org/widgethost/Host1", "org.widgethost.Host1.Widgets", "LintContent", "ss",
+            "systemSmall", styled,
+        ])
+        let findings = vocabulary.stdout.components(separatedBy: "\"").filter { ["warning", "error", "info"].contains($0) || $0.contains("-") && !$0.contains(" ") }
+        #expect(
+            findings == ["warning", "unknown-type", "warning", "unknown-key", "warning", "invalid-value", "warning", "invalid-binding", "warning", "invalid-binding"],
+            "\(vocabulary.stdout)")
+        #expect(vocabulary.stdout.contains("did you mean 'vstack'?") && vocabulary.stdout.contains("did you mean 'color'?"), "\(vocabulary.stdout)")
         // Every duplicate id and every bad URL, not just the first problem.
         let broken = #"{"type":"v","children":[{"type":"a","id":"x"},{"type":"b","id":"x"},{"type":"c","id":"y"},{"type":"d","id":"y","widgetURL":"nota url"},{"type":"link","id":"l","url":"/relative"}]}"#
         let all = try await fixture.busctl([
