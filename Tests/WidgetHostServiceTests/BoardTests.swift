@@ -2,6 +2,7 @@ import DBus
 import Foundation
 import PrivateBus
 import Testing
+import WidgetHostCore
 
 /// widget-board (renderers/gtk) used as a person uses it: on a virtual X
 /// display (Xvfb), found through the AT-SPI accessibility tree and clicked
@@ -186,19 +187,66 @@ struct BoardTests {
         #expect(lateness > -100, "the entry was drawn \(Int(-lateness)) ms before its date")
     }
 
-    @Test("The board shows its widgets on screen: a screenshot is not blank")
-    func screenshot() async throws {
+    @Test("Screenshots of the board with the examples, in both appearances: neither is blank")
+    func screenshots() async throws {
+        for theme in ["light", "dark"] {
+            let board = try await BoardSession.start(rangers: ["EMOJI_RANGERS_STEP": "600", "EMOJI_RANGERS_START_HEALTH": "60"], theme: theme)
+            defer { board.stop() }
+            try await board.placeTapMe()
+            for (kind, family, configuration) in [
+                ("EmojiRangerWidget", "systemSmall", ["hero": DBusValue.string("spouty")]), ("LeaderboardWidget", "systemMedium", [:]),
+            ] {
+                _ = try await board.app.connection.addWidget("org.example.EmojiRangers", kind, family, configuration)
+            }
+            _ = try await board.app.startActivity(
+                "DeliveryAttributes", try exampleFile("delivery/activity.json"),
+                ["attributes": .vardict(["order": .string("1234")]), "state": .vardict(["eta_minutes": .int64(10)]), "relevance": .double(5)])
+            for (name, role) in [("Tap for yellow", "label"), ("Spouty, 60% health", "push button"), ("Ranger Leaderboard", "push button"), ("10 min", "label")] {
+                try await board.drive("find", name, "--role", role)
+            }
+            try await board.drive("park")
+            let window = try await board.window()
+            let colours = try await board.screenshot("board-\(theme).png", of: window)
+            #expect(colours >= 12, "a board with the examples shows more than \(colours) colours (\(theme))")
+        }
+    }
+
+    @Test("A picture of each element of the vocabulary, from the trees docs/vocabulary.md shows: none is blank")
+    func vocabularyPictures() async throws {
+        let samples = try Self.vocabularySamples()
+        #expect(Set(samples.map(\.type)) == Set(Vocabulary.types.keys), "docs/vocabulary.md has a picture of each type")
         let board = try await BoardSession.start()
         defer { board.stop() }
-        try await board.placeTapMe()
-        try await board.drive("find", "Tap for yellow", "--role", "label")
-        let png = board.fixture.root.appendingPathComponent("board.png").path
-        let saved = try await runCommand(
-            "/usr/bin/python3", ["-m", "widgetboard.screenshot", board.display.framebuffer, png],
-            adding: ["PYTHONPATH": repositoryRoot.appendingPathComponent("renderers/gtk").path])
-        #expect(saved.succeeded, "\(saved)")
-        let colours = Int(saved.stdout.split(separator: " ").dropLast(2).last ?? "") ?? 0
-        #expect(colours >= 6, "a board with five coloured widgets shows more than \(colours) colours: \(saved.stdout)")
+        for sample in samples {
+            let lint = try ContentLint.lint(json: sample.tree, family: .systemSmall, policy: .current)
+            #expect(lint.isEmpty, "the \(sample.type) sample: \(lint)")
+            try await board.place(sample.tree)
+        }
+        try await board.drive("park")
+        for sample in samples {
+            let tile = try await board.element(sample.type, role: "push button")
+            #expect(tile.width == 170 && tile.height == 170, "\(tile)")
+            let colours = try await board.screenshot("vocabulary/\(sample.type).png", of: tile)
+            #expect(colours >= 2, "the \(sample.type) picture is blank")
+        }
+    }
+
+    /// Each "### type" of docs/vocabulary.md's Pictures with the tree in its json block.
+    static func vocabularySamples() throws -> [(type: String, tree: String)] {
+        let text = try String(contentsOf: repositoryRoot.appendingPathComponent("docs/vocabulary.md"), encoding: .utf8)
+        guard let pictures = text.range(of: "\n## Pictures\n") else { throw PrivateBusError("docs/vocabulary.md has no Pictures") }
+        var samples: [(String, String)] = []
+        var type: String?
+        var inJSON = false
+        for line in text[pictures.upperBound...].split(separator: "\n").map(String.init) {
+            if line.hasPrefix("### ") { type = String(line.dropFirst(4)) } else if line == "```json" { inJSON = true } else if line == "```" {
+                inJSON = false
+            } else if inJSON, let current = type {
+                samples.append((current, line))
+                #expect(text.contains("![\(current)](images/vocabulary/\(current).png)"), "the \(current) picture is shown")
+            }
+        }
+        return samples
     }
 }
 
@@ -255,7 +303,7 @@ final class BoardSession: @unchecked Sendable {
 
     /// With `rangers`, Emoji Rangers is installed too (with those settings),
     /// started, and has published its bundle; its record file is `rangersRecord`.
-    static func start(rangers: [String: String]? = nil) async throws -> BoardSession {
+    static func start(rangers: [String: String]? = nil, theme: String = "light") async throws -> BoardSession {
         let fixture = try await HostFixture.make()
         do {
             let record = try fixture.installTapMe(environment: ["WIDGETHOST_TEST_ACTIONS": "refresh,toggle-light:b"])
@@ -276,7 +324,7 @@ final class BoardSession: @unchecked Sendable {
                 "XDG_DATA_DIRS": dataDirs, "XDG_RUNTIME_DIR": runtime.path,
             ]
             let board = try fixture.launch(
-                "/usr/bin/python3", [repositoryRoot.appendingPathComponent("renderers/gtk/widget-board").path, "--theme", "light"],
+                "/usr/bin/python3", [repositoryRoot.appendingPathComponent("renderers/gtk/widget-board").path, "--theme", theme, "--size", "1240x860"],
                 environment: environment)
             let app = try await AppPeer(fixture, appID: "org.example.TapMe", protocol: "freedesktop", schemes: ["tap-me-widget"])
             try await app.registerWidgets(try exampleFile("tap-me/bundle.json"))
@@ -332,6 +380,31 @@ final class BoardSession: @unchecked Sendable {
     }
 
     func records() -> [[String: Any]] { fixture.records(record) }
+
+    /// The board's window on the screen.
+    func window() async throws -> Element {
+        try JSONDecoder().decode(Element.self, from: Data(try await drive("window").utf8))
+    }
+
+    /// Saves the part of the screen `element` covers as `name` under the
+    /// screenshots folder: $WIDGETHOST_SCREENSHOTS (relative to the repository,
+    /// `docs/images` to renew the docs' pictures), else .build/screenshots.
+    /// Returns how many distinct colours a sample of its pixels has.
+    func screenshot(_ name: String, of element: Element) async throws -> Int {
+        let folder = ProcessInfo.processInfo.environment["WIDGETHOST_SCREENSHOTS"].map { repositoryRoot.appendingPathComponent($0) }
+            ?? repositoryRoot.appendingPathComponent(".build/screenshots")
+        let file = folder.appendingPathComponent(name)
+        try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+        let saved = try await runCommand(
+            "/usr/bin/python3",
+            ["-m", "widgetboard.screenshot", display.framebuffer, file.path] + [element.x, element.y, element.width, element.height].map(String.init),
+            adding: ["PYTHONPATH": repositoryRoot.appendingPathComponent("renderers/gtk").path])
+        guard saved.succeeded else {
+            Issue.record("the screenshot failed: \(saved)")
+            throw PrivateBusError("no screenshot")
+        }
+        return Int(saved.stdout.split(separator: " ").dropLast(2).last ?? "") ?? 0
+    }
 
     /// The widget ids in the order the board keeps in $XDG_CONFIG_HOME/widget-board/board.json.
     func layoutOrder() -> [String] {

@@ -11,6 +11,8 @@ X display in $DISPLAY:
     drive.py focus NAME [--role ROLE] [--timeout S]  find it and give it the keyboard focus
     drive.py gone NAME [--timeout S]                 wait until no element is named NAME
     drive.py key KEY...                              press keys (xdotool names: Tab, Return)
+    drive.py window                                  print the board window's place and size
+    drive.py park                                    move the pointer off the board (no hover, no tooltip)
     drive.py tree                                    print the board's accessible tree
 
 An element is printed as {"name", "role", "x", "y", "width", "height", "seen"}, x
@@ -113,7 +115,7 @@ def move_to(x, y):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("command", choices=["find", "click", "hover", "focus", "gone", "key", "tree"])
+    parser.add_argument("command", choices=["find", "click", "hover", "focus", "gone", "key", "window", "park", "tree"])
     parser.add_argument("args", nargs="*")
     parser.add_argument("--role")
     parser.add_argument("--timeout", type=float, default=10)
@@ -142,6 +144,16 @@ def main():
             if time.monotonic() > deadline:
                 sys.exit(f"drive.py: {options.args[0]!r} is still showing")
             time.sleep(0.05)
+    elif options.command == "window":
+        out = subprocess.run(["xdotool", "search", "--name", f"^{WINDOW_TITLE}$", "getwindowgeometry", "--shell"],
+                             capture_output=True, text=True).stdout
+        values = dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
+        print(json.dumps({"name": WINDOW_TITLE, "role": "frame", "x": int(values.get("X", 0)), "y": int(values.get("Y", 0)),
+                          "width": int(values.get("WIDTH", 0)), "height": int(values.get("HEIGHT", 0)), "seen": time.time()}))
+    elif options.command == "park":
+        out = subprocess.run(["xdotool", "getdisplaygeometry"], capture_output=True, text=True).stdout.split()
+        move_to(int(out[0]) - 1, int(out[1]) - 1)
+        time.sleep(0.5)  # tooltips and hover effects fade
     elif options.command == "key":
         subprocess.run(["xdotool", "key", "--delay", "80", *options.args], check=True)
     else:

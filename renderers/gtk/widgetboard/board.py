@@ -36,8 +36,9 @@ BOARD_CSS = """
   background-color: rgba(0,0,0,0.72); color: white; border-radius: 10px; padding: 4px 8px; margin: 6px; }
 .wb-tile button.wb-link, .wb-tile button.wb-button, .wb-tile button.wb-toggle { padding: 2px 6px; min-height: 0; }
 .wb-tile button.wb-link { color: @wb_link; }
+.wb-tile progressbar.horizontal > trough, .wb-tile levelbar.horizontal > trough { min-width: 100px; }
 .wb-tile button.wb-button, .wb-tile button.wb-toggle { background-color: alpha(currentColor, 0.1); border-radius: 8px; }
-.wb-tile button.wb-toggle.wb-on { background-color: @accent_bg_color; color: @accent_fg_color; }
+.wb-tile button.wb-toggle.wb-on { background-color: #0a84ff; color: white; }
 .wb-island { background-color: black; color: white; border-radius: 22px; padding: 6px 14px; min-height: 24px; }
 .wb-island button { color: white; }
 .wb-expanded { background-color: black; color: white; border-radius: 28px; }
@@ -124,6 +125,118 @@ def launch_token(widget, app_id, time):
         return context.get_startup_notify_id(info, []) or ""
     except GLib.Error:
         return ""
+
+
+class Clamp(Gtk.Widget):
+    """Holds a drawn tree at exactly its family's size: a tree that asks for
+    more room is cut at the tile's edge rather than growing the tile."""
+
+    def __init__(self, width, height):
+        super().__init__(overflow=Gtk.Overflow.HIDDEN)
+        self.width, self.height = width, height
+        self.child = None
+
+    def set_child(self, child):
+        if self.child is not None:
+            self.child.unparent()
+        self.child = child
+        if child is not None:
+            child.set_parent(self)
+
+    def get_child(self):
+        return self.child
+
+    def do_measure(self, orientation, _for_size):
+        size = self.width if orientation == Gtk.Orientation.HORIZONTAL else self.height
+        return size, size, -1, -1
+
+    def do_size_allocate(self, width, height, baseline):
+        if self.child is not None:
+            least_width = self.child.measure(Gtk.Orientation.HORIZONTAL, -1)[0]
+            least_height = self.child.measure(Gtk.Orientation.VERTICAL, max(width, least_width))[0]
+            self.child.allocate(max(width, least_width), max(height, least_height), baseline, None)
+
+    def do_dispose(self):
+        self.set_child(None)
+        Gtk.Widget.do_dispose(self)
+
+
+class Wrap(Gtk.Widget):
+    """Lays tiles out as text flows: left to right at their own sizes, a new
+    row when one is full, each row as tall as its tallest tile. (A FlowBox
+    would line tiles up in columns as wide as the widest tile.)"""
+
+    def __init__(self, spacing):
+        super().__init__()
+        self.spacing = spacing
+
+    def children(self):
+        child = self.get_first_child()
+        while child is not None:
+            yield child
+            child = child.get_next_sibling()
+
+    def insert(self, widget, index):
+        after = None
+        for i, child in enumerate(self.children()):
+            if i == index:
+                break
+            after = child
+        widget.insert_after(self, after)
+        self.queue_resize()
+
+    def remove(self, widget):
+        widget.unparent()
+        self.queue_resize()
+
+    def rows(self, width):
+        """The children in rows that fit `width`: [(height, [(child, w, h)])]."""
+        rows, row, used = [], [], 0
+        for child in self.children():
+            if not child.get_visible():
+                continue
+            w = child.measure(Gtk.Orientation.HORIZONTAL, -1)[1]
+            h = child.measure(Gtk.Orientation.VERTICAL, w)[1]
+            if row and used + self.spacing + w > width:
+                rows.append(row)
+                row, used = [], 0
+            used += (self.spacing if row else 0) + w
+            row.append((child, w, h))
+        if row:
+            rows.append(row)
+        return [(max(h for _, _, h in r), r) for r in rows]
+
+    def do_get_request_mode(self):
+        return Gtk.SizeRequestMode.HEIGHT_FOR_WIDTH
+
+    def do_measure(self, orientation, for_size):
+        sizes = [(c.measure(Gtk.Orientation.HORIZONTAL, -1)[1], c) for c in self.children() if c.get_visible()]
+        if orientation == Gtk.Orientation.HORIZONTAL:
+            widest = max((w for w, _ in sizes), default=0)
+            return widest, sum(w for w, _ in sizes) + self.spacing * max(0, len(sizes) - 1), -1, -1
+        rows = self.rows(for_size if for_size > 0 else 1 << 30)
+        height = sum(h for h, _ in rows) + self.spacing * max(0, len(rows) - 1)
+        return height, height, -1, -1
+
+    def do_size_allocate(self, width, _height, _baseline):
+        y = 0
+        for row_height, row in self.rows(width):
+            x = 0
+            for child, w, h in row:
+                child.size_allocate(self.rectangle(x, y, w, h), -1)
+                x += w + self.spacing
+            y += row_height + self.spacing
+
+    @staticmethod
+    def rectangle(x, y, width, height):
+        allocation = Gdk.Rectangle()
+        allocation.x, allocation.y, allocation.width, allocation.height = x, y, width, height
+        return allocation
+
+    def do_dispose(self):
+        while (child := self.get_first_child()) is not None:
+            child.unparent()
+        Gtk.Widget.do_dispose(self)
 
 
 class Tappable:
@@ -214,7 +327,8 @@ class Tile(Tappable):
         if self.family in MONOCHROME:
             self.overlay.add_css_class("wb-mono")
         width, height = FAMILY_SIZES.get(self.family, FAMILY_SIZES["systemSmall"])
-        self.overlay.set_size_request(width, height)
+        self.clamp = Clamp(width, height)
+        self.overlay.set_child(self.clamp)
         self.overlay.set_overflow(Gtk.Overflow.HIDDEN)
         self.overlay.set_halign(Gtk.Align.START)
         self.overlay.set_valign(Gtk.Align.START)
@@ -250,7 +364,7 @@ class Tile(Tappable):
                 print(f"widget-board: cannot draw widget {self.widget_id}: {error!r}", file=sys.stderr)
                 root = Gtk.Label(label="Cannot draw this content")
                 self.rendered = None
-        self.overlay.set_child(root)
+        self.clamp.set_child(root)
         self.tree = tree
         self.overlay.update_property([Gtk.AccessibleProperty.LABEL], [self.name()])
         self.overlay.set_tooltip_text(f"{self.board.kind_name(self.app_id, self.kind)} — {self.app_id}")
@@ -267,10 +381,8 @@ class Tile(Tappable):
         for control in self.controls:
             self.overlay.remove_overlay(control)
         self.controls = []
-        child = self.overlay.get_child()
-        if child is not None:
-            child.set_can_target(not editing)
-            child.set_can_focus(not editing)
+        self.clamp.set_can_target(not editing)
+        self.clamp.set_can_focus(not editing)
         if editing:
             self.overlay.add_css_class("wb-editing")
             self.overlay.set_cursor_from_name("grab")
@@ -452,8 +564,8 @@ class Board(Gtk.Application):
         self.status = Gtk.Label(label="Waiting for WidgetHost…", margin_top=8)
         self.status.add_css_class("wb-empty")
         outer.append(self.status)
-        self.flow = Gtk.FlowBox(selection_mode=Gtk.SelectionMode.NONE, homogeneous=False, row_spacing=18, column_spacing=18,
-                                valign=Gtk.Align.START, max_children_per_line=12)
+        self.flow = Wrap(18)
+        self.flow.set_valign(Gtk.Align.START)
         self.flow.add_css_class("wb-board")
         scrolled = Gtk.ScrolledWindow(vexpand=True)
         scrolled.set_child(self.flow)
@@ -490,8 +602,6 @@ class Board(Gtk.Application):
             self.tiles[path] = tile
             present = [t.widget_id for t in self.ordered_tiles() if t is not tile]
             self.flow.insert(tile.overlay, self.layout.position(tile.widget_id, present))
-            child = tile.overlay.get_parent()
-            child.set_focusable(False)
         else:
             self.activities[path] = Activity(path, proxy)
             self.rebuild_strip()
@@ -508,7 +618,7 @@ class Board(Gtk.Application):
             tile = self.tiles.pop(path, None)
             if tile is not None:
                 tile.release()
-                self.flow.remove(tile.overlay.get_parent())
+                self.flow.remove(tile.overlay)
                 # GLib removes every object when the host's name loses its owner, and may do so before it
                 # says the owner is gone: decide once it has finished, and keep the place of a widget
                 # that went with the host (it comes back when the host does).
@@ -525,14 +635,7 @@ class Board(Gtk.Application):
         return GLib.SOURCE_REMOVE
 
     def ordered_tiles(self):
-        tiles = []
-        child = self.flow.get_first_child()
-        while child is not None:
-            tile = getattr(child.get_child(), "widget_board_tile", None)
-            if tile is not None:
-                tiles.append(tile)
-            child = child.get_next_sibling()
-        return tiles
+        return [child.widget_board_tile for child in self.flow.children() if hasattr(child, "widget_board_tile")]
 
     def kind_name(self, app_id, kind):
         """What a widget whose tree names nothing is called: its kind's display name."""
@@ -603,12 +706,9 @@ class Board(Gtk.Application):
         tile.overlay.grab_focus()
 
     def place_in_order(self, tile):
-        child = tile.overlay.get_parent()
-        child.set_child(None)
-        self.flow.remove(child)
+        self.flow.remove(tile.overlay)
         present = [t.widget_id for t in self.ordered_tiles()]
         self.flow.insert(tile.overlay, self.layout.position(tile.widget_id, present))
-        tile.overlay.get_parent().set_focusable(False)
 
     # -- Live Activities -----------------------------------------------------
 

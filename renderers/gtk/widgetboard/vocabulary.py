@@ -309,7 +309,11 @@ class Renderer:
         return Gtk.Separator(orientation=across)
 
     def make_color(self, element, children, _):
-        box = self.stack(element, children, Gtk.Orientation.VERTICAL)
+        # The colour fills its parent; its children sit on it, centred as in a vstack.
+        inner = self.stack(element, children, Gtk.Orientation.VERTICAL)
+        inner.set_vexpand(True)
+        box = Gtk.Box(orientation=Gtk.Orientation.VERTICAL)
+        box.append(inner)
         box.set_halign(Gtk.Align.FILL)
         box.set_valign(Gtk.Align.FILL)
         box.set_hexpand(True)
