@@ -3,6 +3,8 @@ import WidgetHostInterfaces
 @_exported import enum WidgetHostCore.ActivityPresentation
 @_exported import enum WidgetHostCore.JSONValue
 @_exported import enum WidgetHostCore.OptionValue
+@_exported import struct WidgetHostCore.WidgetBundle
+@_exported import struct WidgetHostCore.WidgetKind
 @_exported import enum WidgetHostCore.NoTapReason
 @_exported import enum WidgetHostCore.Surface
 @_exported import enum WidgetHostCore.TapDiagnostic

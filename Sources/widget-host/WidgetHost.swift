@@ -9,7 +9,7 @@ struct WidgetHost: AsyncParsableCommand {
         abstract: "Talk to the WidgetHost service (org.widgethost.Host1).",
         version: WidgetHostVersion.current,
         subcommands: [
-            Apps.self, Widgets.self, Tap.self, Activities.self, TapActivity.self, Reload.self, Options.self, Timeline.self, Lint.self,
+            Apps.self, Bundles.self, Add.self, Widgets.self, Tap.self, Activities.self, TapActivity.self, Reload.self, Options.self, Timeline.self, Lint.self,
             Monitor.self,
         ])
 }
@@ -142,6 +142,61 @@ func describeDetails(_ details: [String: OptionValue]) -> String {
 /// An object's properties for --json, with its path.
 func propertiesJSON(_ properties: [String: OptionValue], path: String) -> [String: Any] {
     properties.mapValues(jsonObject).merging(["Path": path]) { a, _ in a }
+}
+
+struct Bundles: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "List the widget kinds apps offer (ListBundles): what 'widget-host add' can place.",
+        discussion: "PARAMETERS marks a dynamic parameter with '*': 'widget-host options APP KIND PARAMETER' lists its choices.")
+
+    @OptionGroup var bus: BusOptions
+    @Flag(help: "Print each app's bundle JSON, as the app sent it, for scripts.") var json = false
+
+    func run() async throws {
+        let bundles = try await bus.withHost { try await $0.bundles() }
+        if json {
+            try printJSON(bundles.map { ["app_id": $0.appID, "bundle": (try? JSONSerialization.jsonObject(with: Data($0.bundle.json.utf8))) ?? [:]] })
+            return
+        }
+        let rows = bundles.flatMap { app, bundle in
+            bundle.kinds.map { kind in
+                [
+                    app, kind.kind, kind.families.map(\.rawValue).joined(separator: ","), kind.displayName.isEmpty ? "-" : kind.displayName,
+                    kind.parameters.isEmpty ? "-" : kind.parameters.map { $0.name + ($0.dynamic ? "*" : "") }.joined(separator: ","),
+                ]
+            }
+        }
+        if rows.isEmpty {
+            print("No widget kinds: no app has published a bundle (RegisterWidgets).")
+            return
+        }
+        printTable(["APP", "KIND", "FAMILIES", "NAME", "PARAMETERS"], rows)
+    }
+}
+
+struct Add: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Place a widget (AddWidget), as a renderer does for the user; prints its id.",
+        discussion: "Example: widget-host add org.example.EmojiRangers EmojiRangerWidget systemSmall --set hero=spouty")
+
+    @OptionGroup var bus: BusOptions
+    @Argument(help: "The app id.") var app: String
+    @Argument(help: "A kind of the app's bundle ('widget-host bundles' lists them).") var kind: String
+    @Argument(help: "One of the kind's families, e.g. systemSmall.") var family: WidgetFamily
+    @Option(name: .customLong("set"), help: ArgumentHelp("A configuration parameter's value (repeat for more).", valueName: "name=value"))
+    var settings: [String] = []
+
+    func run() async throws {
+        var configuration: [String: OptionValue] = [:]
+        for setting in settings {
+            guard let equals = setting.firstIndex(of: "="), equals != setting.startIndex else {
+                throw ValidationError("--set takes name=value, like --set hero=spouty; got '\(setting)'")
+            }
+            configuration[String(setting[..<equals])] = .string(String(setting[setting.index(after: equals)...]))
+        }
+        let widget = try await bus.withHost { try await $0.addWidget(appID: app, kind: kind, family: family, configuration: configuration) }
+        print(widget.id)
+    }
 }
 
 struct Widgets: AsyncParsableCommand {

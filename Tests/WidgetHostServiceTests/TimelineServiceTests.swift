@@ -126,6 +126,20 @@ struct TimelineServiceTests {
         #expect(rows.map(\.first) == [Self.app])
         let sent = try String(contentsOf: repositoryRoot.appendingPathComponent("examples/emoji-rangers/bundle.json"), encoding: .utf8)
         #expect(rows.first?.last == sent, "the bundle comes back byte for byte, keys the host does not read included")
+
+        // The command line's gallery: the kinds, then a widget placed with a configuration.
+        let kinds = try await fixture.cli(["bundles"])
+        #expect(kinds.succeeded && kinds.stdout.contains("EmojiRangerWidget") && kinds.stdout.contains("hero*"), "\(kinds)")
+        #expect(kinds.stdout.contains("systemSmall,systemMedium,systemLarge") && kinds.stdout.contains("Ranger Detail"), "\(kinds.stdout)")
+        let added = try await fixture.cli(["add", Self.app, Self.kind, "systemSmall", "--set", "hero=egghead"])
+        #expect(added.succeeded, "\(added)")
+        let id = added.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let placed = try await renderer.call(
+            destination: "org.widgethost.Host1", path: "/org/widgethost/Host1/widgets/\(id)", interface: "org.freedesktop.DBus.Properties",
+            member: "Get", [.string("org.widgethost.Host1.Widget"), .string("Configuration")])
+        #expect(placed.first?.unwrapped.stringKeyedEntries?["hero"]?.unwrapped == .string("egghead"), "\(placed)")
+        let bad = try await fixture.cli(["add", Self.app, Self.kind, "systemSmall", "--set", "hero"])
+        #expect(!bad.succeeded && bad.stderr.contains("--set takes name=value"), "\(bad)")
     }
 
     @Test("Only the app's live registration reloads outside the budget; anyone may Reload a widget within it")

@@ -593,7 +593,7 @@ class Board(Gtk.Application):
 
     def update_status(self):
         empty = not self.tiles and not self.activities
-        self.status.set_label("No widgets yet. Apps place them with AddWidget, or: widget-host add APP KIND FAMILY")
+        self.status.set_label("No widgets yet: add one from the gallery (+), or run widget-host add APP KIND FAMILY")
         self.status.set_visible(empty)
 
     def on_added(self, kind, path, proxy):
