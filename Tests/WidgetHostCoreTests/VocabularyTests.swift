@@ -92,6 +92,27 @@ struct VocabularyTests {
         #expect(found.map(\.code) == [.duplicateID, .unknownKey, .linkWithoutID, .unknownType])
     }
 
+    @Test("Trees built with ViewNode's vocabulary builders and modifiers lint clean and carry the documented keys")
+    func swiftBuilders() throws {
+        let card = ViewNode.color(.adaptive(light: "#d6ebff", dark: "#173049"), widgetURL: "x-app://hero", [
+            .vstack([
+                .text("🐳", id: "avatar").font(size: 40),
+                .text("Spouty").font(size: 16, weight: .bold).foreground("#1c1c1e"),
+                .progress(0.72, id: "health"), .gauge(35, in: 0...100),
+                .hstack([.image(icon: "mail-unread-symbolic", size: 16), .spacer(minLength: 4), .image(src: "/tmp/a.png")]).alignment("top"),
+                .divider, .zstack([.text(bind: "state.eta", format: "{} min", placeholder: "soon")]),
+            ]).spacing(4).padding(10).background("white").cornerRadius(12).opacity(0.9),
+        ]).label("Spouty, 72% health")
+        #expect(try findings(card.json) == [])
+        let tree = try ViewTree.parse(card.json)
+        #expect(tree.root.fields["color"] == .object(["light": .string("#d6ebff"), "dark": .string("#173049")]))
+        #expect(tree.root.fields["label"] == .string("Spouty, 72% health"))
+        let bound = tree.elements.first { $0.fields["bind"] != nil }
+        #expect(bound?.fields["format"] == .string("{} min") && bound?.fields["text"] == .string("soon"))
+        #expect(tree.elements.first { $0.type == "gauge" }?.fields["max"]?.numberValue == 100)
+        #expect(ViewNode.progress(0.5).fields["min"] == nil, "the default range is left out")
+    }
+
     @Test("Suggestions are at most two edits away")
     func suggestions() {
         #expect(Vocabulary.editDistance("colour", "color") == 1)

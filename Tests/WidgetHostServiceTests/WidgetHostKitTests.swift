@@ -244,8 +244,8 @@ struct EmojiRangersSwiftTests {
         let widget = try await renderer.addWidget(
             appID: "org.example.EmojiRangersSwift", kind: "EmojiRangerWidget", family: .systemSmall, configuration: ["hero": .string("egghead")])
         func health() async -> String? {
-            (try? await renderer.widgets().first { $0.id == widget.id }?.content)??.children.first { $0.id == "health-label" }?
-                .fields["text"]?.stringValue
+            func find(_ node: ViewNode) -> ViewNode? { node.id == "health-label" ? node : node.children.lazy.compactMap(find).first }
+            return (try? await renderer.widgets().first { $0.id == widget.id }?.content)?.flatMap(find)?.fields["text"]?.stringValue
         }
         // Content changes by itself, entry by entry, up to full health.
         #expect(await eventually { await health() == "100%" })
@@ -259,7 +259,10 @@ struct EmojiRangersSwiftTests {
         #expect(await eventually { printed().contains("super charged spook\ntimeline for spook (action)") }, "\(printed())")
         // The leaderboard: each hero a link, opened in the app.
         let board = try await renderer.addWidget(appID: "org.example.EmojiRangersSwift", kind: "LeaderboardWidget", family: .systemMedium)
-        #expect(await eventually { (try? await renderer.widgets().first { $0.id == board.id }?.content)?.children.count == 3 })
+        // A heading, a divider and a link for each of the three heroes.
+        #expect(await eventually {
+            (try? await renderer.widgets().first { $0.id == board.id }?.content)??.children.filter { $0.type == "link" }.count == 3
+        })
         let opened = try await renderer.tap(board.id, element: "egghead")
         #expect(opened.outcome == .openURL && opened.via == .link && opened.url == "emoji-rangers://hero/egghead")
         #expect(await eventually { printed().contains("showing emoji-rangers://hero/egghead") })

@@ -29,6 +29,26 @@ final class Health: Sendable {
     func charge(_ hero: String) { values.withLock { $0[hero] = (100, Date()) } }
 }
 
+/// Each hero's card, in both appearances.
+let heroColours: [String: ViewNode.Colour] = [
+    "spouty": .adaptive(light: "#d6ebff", dark: "#173049"), "egghead": .adaptive(light: "#ffe1f1", dark: "#45203a"),
+    "spook": .adaptive(light: "#ebe4ff", dark: "#2c2545"),
+]
+
+/// A hero's widget in the rendering vocabulary (docs/vocabulary.md): the
+/// avatar on the hero's colour, its name, a health bar and a button.
+func heroCard(_ id: String, _ emoji: String, _ name: String, _ level: Int) -> ViewNode {
+    .color(heroColours[id] ?? "white", widgetURL: "emoji-rangers://hero/\(id)", [
+        .vstack([
+            .text(emoji, id: "avatar").font(size: 40),
+            .text(name, id: "name").font(size: 16, weight: .bold),
+            .progress(Double(level) / 100, id: "health"),
+            .text("\(level)%", id: "health-label").font(size: 12).opacity(0.8),
+            .button(action: "superCharge", parameter: .string(id), id: "supercharge", [.text("⚡ Super Charge")]).label("Super charge \(name)"),
+        ]).spacing(4).padding(10),
+    ]).label("\(name), \(level)% health")
+}
+
 struct Rangers: WidgetTimelineProvider {
     let health: Health
 
@@ -36,9 +56,14 @@ struct Rangers: WidgetTimelineProvider {
         if request.kind == "LeaderboardWidget" {
             // Every hero in its own link, as the documents' leaderboard does.
             let rows = heroes.map { id, emoji, name in
-                ViewNode.link("emoji-rangers://hero/\(id)", id: id, [.text("\(emoji) \(name) \(health.at(id, Date()))%")])
+                let level = health.at(id, Date())
+                return ViewNode.link("emoji-rangers://hero/\(id)", id: id, [
+                    .hstack([.text(emoji).font(size: 22), .text(name).font(weight: .semibold), .spacer(), .text("\(level)%")]).spacing(8)
+                ]).label("\(name), \(level)% health")
             }
-            return WidgetTimeline(entries: [.init(date: Date(), content: .vstack(rows))], policy: .after(Date() + 15 * 60))
+            let board = ViewNode.vstack([.text("Leaderboard").font(size: 15, weight: .bold), .divider] + rows)
+                .spacing(6).padding(14).label("Ranger Leaderboard")
+            return WidgetTimeline(entries: [.init(date: Date(), content: board)], policy: .after(Date() + 15 * 60))
         }
         let hero = request.configuration["hero"]?.stringValue ?? "spouty"
         guard let (id, emoji, name) = heroes.first(where: { $0.0 == hero }) else {
@@ -49,10 +74,7 @@ struct Rangers: WidgetTimelineProvider {
         var date = Date()
         while true {
             let level = health.at(id, date)
-            entries.append(.init(date: date, content: .vstack(widgetURL: "emoji-rangers://hero/\(id)", [
-                .text(emoji, id: "avatar"), .text(name, id: "name"), .text("\(level)%", id: "health-label"),
-                .button(action: "superCharge", parameter: .string(id), id: "supercharge", [.text("⚡ Super Charge")]),
-            ])))
+            entries.append(.init(date: date, content: heroCard(id, emoji, name, level)))
             if level >= 100 { return WidgetTimeline(entries: entries, policy: .atEnd) }
             date += step
         }
@@ -81,8 +103,18 @@ try await app.connect()
 let quest = try await app.startActivity(
     attributesType: "QuestAttributes",
     content: ActivityViews(
-        widgetURL: "emoji-rangers://quest/1", lockScreen: .text("🐳 Spouty is on a quest"), compactLeading: .text("🐳"),
-        compactTrailing: .text("12 min"), minimal: .text("🐳"), expanded: .vstack([.text("Spouty's quest"), .text("12 min left")])),
+        widgetURL: "emoji-rangers://quest/1",
+        lockScreen: .hstack([
+            .text("🐳").font(size: 32),
+            .vstack([.text("Spouty is on a quest").font(weight: .bold), .text(bind: "state.minutes", format: "{} min left", placeholder: "On the way")])
+                .alignment("leading"),
+        ]).spacing(12),
+        // The times bind to the state, so an Update of "minutes" alone redraws them (docs/vocabulary.md#binding).
+        compactLeading: .text("🐳"), compactTrailing: .text(bind: "state.minutes", format: "{} min", placeholder: "…"),
+        minimal: .text("🐳"),
+        expanded: .vstack([
+            .text("Spouty's quest").font(size: 17, weight: .bold), .text(bind: "state.minutes", format: "{} min left", placeholder: "On the way"),
+        ]).spacing(6).padding(12)),
     state: ["minutes": .int(12)])
 say("registered \(app.appID); quest \(quest) started")
 try await Task.sleep(for: .seconds(Double(ProcessInfo.processInfo.environment["EMOJI_RANGERS_SECONDS"] ?? "") ?? 300))

@@ -23,8 +23,9 @@ for colour in ["red", "green", "blue", "yellow"] {
     let widget = try await renderer.addWidget(appID: app.appID, kind: "TapMeWidget", family: .systemSmall)
     try await app.setContent(
         widget.id,
-        .vstack(widgetURL: "tap-me-widget://show-\(colour)", [
-            ViewNode("color", id: "swatch", fields: ["color": .string(colour)]), .text("Tap for \(colour)", id: "label"),
+        .zstack(widgetURL: "tap-me-widget://show-\(colour)", [
+            .color(ViewNode.Colour(colour), id: "swatch"),
+            .text("Tap for \(colour)", id: "label").foreground(colour == "yellow" ? "black" : "white").font(size: 16, weight: .semibold),
         ]))
     say("placed \(widget.id) (\(colour))")
 }
