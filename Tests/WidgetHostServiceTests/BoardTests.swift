@@ -124,6 +124,29 @@ struct BoardTests {
         #expect(left.stdout.hasPrefix("a(osssa{sv}) 0"), "removed from the host, not just the board: \(left.stdout)")
     }
 
+    @Test("In edit mode the keyboard rearranges widgets and the board remembers where each sits; taps are off")
+    func rearrange() async throws {
+        let board = try await BoardSession.start()
+        defer { board.stop() }
+        var ids: [String] = []
+        for name in ["First", "Second", "Third"] {
+            let path = try await board.place(#"{"type":"text","widgetURL":"tap-me-widget://x","text":"\#(name)"}"#)
+            ids.append(String(path.split(separator: "/").last ?? ""))
+        }
+        try await board.drive("find", "Third", "--role", "push button")
+        #expect(board.layoutOrder() == ids)
+        try await board.drive("click", "Edit Widgets", "--role", "push button")
+        try await board.drive("focus", "First", "--role", "push button")
+        try await board.drive("key", "ctrl+Right")
+        _ = await eventually { board.layoutOrder() == [ids[1], ids[0], ids[2]] }
+        #expect(board.layoutOrder() == [ids[1], ids[0], ids[2]], "Ctrl+Right moves the focused widget one place on")
+        let first = try await board.element("First", role: "push button"), second = try await board.element("Second", role: "push button")
+        #expect(second.x < first.x, "drawn in the new order: \(second) then \(first)")
+        try await board.drive("click", "Third", "--role", "push button")
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(!board.records().contains { $0["call"] as? String == "open" }, "a widget takes no taps in edit mode")
+    }
+
     @Test("A Live Activity: its presentations drawn from its state, redrawn on a state-only Update, and tapped as shown")
     func liveActivity() async throws {
         let board = try await BoardSession.start()

@@ -21,6 +21,7 @@ and y on the screen, seen the Unix time it was first found showing. Exits 1
 """
 import argparse
 import json
+import re
 import subprocess
 import sys
 import time
@@ -39,11 +40,17 @@ def board_apps():
 
 
 def walk(accessible, depth=0):
+    """Every object under `accessible`; one the board destroys while we look
+    (a widget redrawn by its timeline) is skipped."""
     if accessible is None or depth > 60:
         return
     yield accessible, depth
-    for i in range(accessible.childCount):
-        yield from walk(accessible.getChildAtIndex(i), depth + 1)
+    try:
+        children = [accessible.getChildAtIndex(i) for i in range(accessible.childCount)]
+    except Exception:  # noqa: BLE001 - it went away
+        return
+    for child in children:
+        yield from walk(child, depth + 1)
 
 
 def showing(accessible):
@@ -76,7 +83,7 @@ def window_title(accessible):
 
 def window_origin(title):
     """Where a window is on the screen: GTK reports extents in window coordinates."""
-    out = subprocess.run(["xdotool", "search", "--name", f"^{title}$", "getwindowgeometry", "--shell"],
+    out = subprocess.run(["xdotool", "search", "--name", f"^{re.escape(title)}$", "getwindowgeometry", "--shell"],
                          capture_output=True, text=True).stdout
     values = dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
     return int(values.get("X", 0)), int(values.get("Y", 0))
@@ -89,15 +96,25 @@ def describe(accessible):
             "width": extents.width, "height": extents.height, "seen": time.time()}
 
 
+def describe_briefly(accessible):
+    try:
+        return f"{accessible.getRoleName()}:{accessible.name}" if accessible.name else ""
+    except Exception:  # noqa: BLE001 - it went away
+        return ""
+
+
 def find(name, role, timeout):
     deadline = time.monotonic() + timeout
     while True:
         for accessible in matches(name, role):
-            found = describe(accessible)
+            try:
+                found = describe(accessible)
+            except Exception:  # noqa: BLE001 - it went away as we looked: look again
+                continue
             if found["width"] > 0 and found["height"] > 0:
                 return found
         if time.monotonic() > deadline:
-            names = sorted({f"{a.getRoleName()}:{a.name}" for app in board_apps() for a, _ in walk(app) if a.name})
+            names = sorted({describe_briefly(a) for app in board_apps() for a, _ in walk(app)} - {""})
             sys.exit(f"drive.py: nothing named {name!r}{' with role ' + role if role else ''} is showing; "
                      f"named elements: {names}")
         time.sleep(0.05)
@@ -145,9 +162,11 @@ def main():
                 sys.exit(f"drive.py: {options.args[0]!r} is still showing")
             time.sleep(0.05)
     elif options.command == "window":
-        out = subprocess.run(["xdotool", "search", "--name", f"^{WINDOW_TITLE}$", "getwindowgeometry", "--shell"],
+        out = subprocess.run(["xdotool", "search", "--name", f"^{re.escape(WINDOW_TITLE)}$", "getwindowgeometry", "--shell"],
                              capture_output=True, text=True).stdout
         values = dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
+        if "WIDTH" not in values:
+            sys.exit(f"drive.py: no window titled {WINDOW_TITLE!r} is on the screen")
         print(json.dumps({"name": WINDOW_TITLE, "role": "frame", "x": int(values.get("X", 0)), "y": int(values.get("Y", 0)),
                           "width": int(values.get("WIDTH", 0)), "height": int(values.get("HEIGHT", 0)), "seen": time.time()}))
     elif options.command == "park":

@@ -340,9 +340,10 @@ class Tile(Tappable):
         drag.connect("prepare", self.on_drag_prepare)
         self.overlay.add_controller(drag)
         drop = Gtk.DropTarget.new(GObject.TYPE_STRING, Gdk.DragAction.MOVE)
-        drop.connect("drop", lambda _t, value, _x, _y: self.board.move_tile(value, self) or True)
+        drop.connect("drop", lambda _t, value, x, _y: self.board.move_tile(value, self, after=x > self.overlay.get_width() / 2))
         self.overlay.add_controller(drop)
         self.controls = []
+        self.editing_shown = None
         self.overlay.widget_board_tile = self
         self.refresh()
 
@@ -356,6 +357,7 @@ class Tile(Tappable):
             label = Gtk.Label(label=self.kind if text == "" else "Cannot draw this content")
             label.add_css_class("wb-empty")
             root = label
+            self.release()
             self.rendered = None
         else:
             try:
@@ -368,7 +370,10 @@ class Tile(Tappable):
         self.tree = tree
         self.overlay.update_property([Gtk.AccessibleProperty.LABEL], [self.name()])
         self.overlay.set_tooltip_text(f"{self.board.kind_name(self.app_id, self.kind)} — {self.app_id}")
-        self.set_editing(self.board.editing)
+        if self.editing_shown != self.board.editing:
+            self.set_editing(self.board.editing)
+        else:
+            self.name_controls()
 
     def name(self):
         """The widget's accessible name: its tree's label or text, else its kind's name."""
@@ -378,6 +383,7 @@ class Tile(Tappable):
     def set_editing(self, editing):
         """In edit mode the widget's content takes no taps; a remove button and,
         for a configurable kind, an edit button sit on the tile instead."""
+        self.editing_shown = editing
         for control in self.controls:
             self.overlay.remove_overlay(control)
         self.controls = []
@@ -390,22 +396,28 @@ class Tile(Tappable):
             self.overlay.remove_css_class("wb-editing")
             self.overlay.set_cursor_from_name("pointer")
             return
-        name = self.name()
         remove = Gtk.Button(label="−", halign=Gtk.Align.START, valign=Gtk.Align.START)
         remove.add_css_class("wb-remove")
         remove.set_tooltip_text("Remove this widget")
-        remove.update_property([Gtk.AccessibleProperty.LABEL], [f"Remove {name}"])
+        remove.widget_board_verb = "Remove"
         remove.connect("clicked", lambda _b: self.board.remove_tile(self))
         self.controls.append(remove)
         kind = self.board.catalogue.kind(self.app_id, self.kind)
         if kind is not None and kind.parameters:
             edit = Gtk.Button(label="Edit Widget", halign=Gtk.Align.CENTER, valign=Gtk.Align.END)
             edit.add_css_class("wb-edit")
-            edit.update_property([Gtk.AccessibleProperty.LABEL], [f"Edit {name}"])
+            edit.widget_board_verb = "Edit"
             edit.connect("clicked", lambda _b: self.board.edit_tile(self))
             self.controls.append(edit)
         for control in self.controls:
             self.overlay.add_overlay(control)
+        self.name_controls()
+
+    def name_controls(self):
+        """The edit-mode buttons are named after what they do and the widget's name."""
+        name = self.name()
+        for control in self.controls:
+            control.update_property([Gtk.AccessibleProperty.LABEL], [f"{control.widget_board_verb} {name}"])
 
     def on_drag_prepare(self, _source, _x, _y):
         if not self.board.editing:
@@ -619,20 +631,14 @@ class Board(Gtk.Application):
             if tile is not None:
                 tile.release()
                 self.flow.remove(tile.overlay)
-                # GLib removes every object when the host's name loses its owner, and may do so before it
-                # says the owner is gone: decide once it has finished, and keep the place of a widget
-                # that went with the host (it comes back when the host does).
-                GLib.idle_add(self.forget_if_removed, tile.widget_id)
+                # When the host's name loses its owner, GLib clears the owner first and then removes
+                # every object: those widgets went with the host and come back with it, so they keep their place.
+                if self.mirror.manager is not None and self.mirror.manager.get_name_owner() is not None:
+                    self.layout.forget(tile.widget_id)
         else:
             self.activities.pop(path, None)
             self.rebuild_strip()
         self.update_status()
-
-    def forget_if_removed(self, widget_id):
-        manager = self.mirror.manager
-        if manager is not None and manager.get_name_owner() is not None:
-            self.layout.forget(widget_id)
-        return GLib.SOURCE_REMOVE
 
     def ordered_tiles(self):
         return [child.widget_board_tile for child in self.flow.children() if hasattr(child, "widget_board_tile")]
@@ -685,13 +691,18 @@ class Board(Gtk.Application):
         tile.proxy.call("Configure", GLib.Variant("(a{sv})", (configuration,)), Gio.DBusCallFlags.NONE, 30000, None,
                         finished)
 
-    def move_tile(self, widget_id, before):
-        """Drops the widget `widget_id` just before the tile `before`, and remembers it."""
+    def move_tile(self, widget_id, target, after=False):
+        """Drops the widget `widget_id` on the tile `target`: before it, or
+        after it when dropped on its right half; remembers the place. Returns
+        whether it moved (a drop outside edit mode is refused)."""
         moved = next((t for t in self.tiles.values() if t.widget_id == widget_id), None)
-        if moved is None or moved is before:
-            return
-        self.layout.move(widget_id, before.widget_id)
+        if not self.editing or moved is None or moved is target:
+            return False
+        order = [t.widget_id for t in self.ordered_tiles() if t is not moved]
+        index = order.index(target.widget_id) + (1 if after else 0)
+        self.layout.move(widget_id, order[index] if index < len(order) else None)
         self.place_in_order(moved)
+        return True
 
     def step_tile(self, tile, step):
         order = [t.widget_id for t in self.ordered_tiles()]

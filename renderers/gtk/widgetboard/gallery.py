@@ -120,6 +120,10 @@ class ConfigurationForm(Gtk.Box):
                 current = self.values.get(name)
                 if current is not None and current.get_type_string() == "s":
                     entry.set_text(current.get_string())
+                elif current is not None:  # a value the form cannot show as text is kept unless edited
+                    entry.set_placeholder_text(current.print_(False))
+                entry.widget_board_edited = False
+                entry.connect("changed", lambda e: setattr(e, "widget_board_edited", True))
                 entry.update_property([Gtk.AccessibleProperty.LABEL], [title])
                 self.entries[name] = entry
                 self.append(entry)
@@ -162,7 +166,7 @@ class ConfigurationForm(Gtk.Box):
             text = entry.get_text()
             if text:
                 values[name] = GLib.Variant("s", text)
-            else:
+            elif entry.widget_board_edited or (name in values and values[name].get_type_string() == "s"):
                 values.pop(name, None)
         return values
 

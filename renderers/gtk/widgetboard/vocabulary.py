@@ -56,15 +56,17 @@ ALIGN = {
     "fill": Gtk.Align.FILL,
 }
 
-_COLOR = re.compile(r"^(#[0-9a-fA-F]{3,8}|[a-zA-Z]+|rgba?\([0-9., %]+\))$")
+# The colours the lint accepts (Sources/WidgetHostCore/Vocabulary.swift): a CSS name, #rgb, #rgba,
+# #rrggbb, #rrggbbaa, rgb(…) or rgba(…), exactly as written.
+_COLOR = re.compile(r"^(#([0-9a-fA-F]{3,4}|[0-9a-fA-F]{6}|[0-9a-fA-F]{8})|[a-zA-Z]+|rgba?\([0-9., %]+\))$")
 
 
 def colour(value, dark):
     """A CSS colour from a colour value: a name or #hex, or {"light": …, "dark": …}."""
     if isinstance(value, dict):
         value = value.get("dark" if dark else "light", value.get("light"))
-    if isinstance(value, str) and _COLOR.match(value.strip()):
-        return value.strip()
+    if isinstance(value, str) and _COLOR.fullmatch(value):
+        return value
     return None
 
 
