@@ -280,28 +280,59 @@ final class VirtualDisplay: @unchecked Sendable {
     let display: String
     let framebuffer: String
 
+    /// Starts Xvfb and waits until clients can connect: its socket is there
+    /// and it is still running. One that dies at once (a display number the
+    /// last test's server has not quite given back) is replaced, up to 3 times.
     init(directory: URL) throws {
         let fb = directory.appendingPathComponent("fb")
         try FileManager.default.createDirectory(at: fb, withIntermediateDirectories: true)
         framebuffer = fb.appendingPathComponent("Xvfb_screen0").path
-        process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/Xvfb")
-        process.arguments = ["-displayfd", "1", "-nolisten", "tcp", "-screen", "0", "1280x900x24", "-fbdir", fb.path]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        let started = process
-        try PrivateBus.withCleanSignalMask { try started.run() }
-        guard let number = PrivateBus.firstLine(of: output)?.trimmingCharacters(in: .whitespaces) else {
-            process.terminate()
-            throw PrivateBusError("Xvfb did not print its display number (is the xvfb package installed?)")
+        var problems: [String] = []
+        for attempt in 1...3 {
+            let log = directory.appendingPathComponent("xvfb-\(attempt).log")
+            _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/Xvfb")
+            process.arguments = ["-displayfd", "1", "-nolisten", "tcp", "-screen", "0", "1280x900x24", "-fbdir", fb.path]
+            let output = Pipe()
+            process.standardOutput = output
+            process.standardError = try FileHandle(forWritingTo: log)
+            try PrivateBus.withCleanSignalMask { try process.run() }
+            let number = PrivateBus.firstLine(of: output)?.trimmingCharacters(in: .whitespaces) ?? ""
+            let socket = "/tmp/.X11-unix/X" + number
+            var ready = false
+            for _ in 0..<40 where !number.isEmpty && process.isRunning {
+                if FileManager.default.fileExists(atPath: socket) {
+                    ready = true
+                    break
+                }
+                usleep(50_000)
+            }
+            if ready {
+                usleep(100_000)
+                ready = process.isRunning
+            }
+            if ready {
+                self.process = process
+                display = ":" + number
+                return
+            }
+            Self.end(process)
+            problems.append("attempt \(attempt): display '\(number)': " + ((try? String(contentsOf: log, encoding: .utf8)) ?? ""))
         }
-        display = ":" + number
+        throw PrivateBusError("Xvfb did not start (is the xvfb package installed?): \(problems.joined(separator: "\n"))")
     }
 
-    func stop() {
-        if process.isRunning { process.terminate() }
+    /// Ends Xvfb and waits until it is gone, so its display number and socket are free again.
+    static func end(_ process: Process) {
+        guard process.isRunning else { return }
+        process.terminate()
+        for _ in 0..<100 where process.isRunning { usleep(50_000) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
     }
+
+    func stop() { Self.end(process) }
 }
 
 /// A host, the Tap Me GApplication installed as a DBusActivatable app, the

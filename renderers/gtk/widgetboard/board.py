@@ -860,7 +860,7 @@ VERSION = "0.1.0"
 
 def main(argv=None):
     options = parse(sys.argv[1:] if argv is None else argv)
-    if not Gtk.init_check():
+    if not Gtk.init_check() or Gdk.Display.get_default() is None:
         print("widget-board: no display to open (set DISPLAY or WAYLAND_DISPLAY)", file=sys.stderr)
         return 1
     board = Board(options)
