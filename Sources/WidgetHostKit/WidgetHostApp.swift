@@ -1,5 +1,5 @@
 import DBus
-import Foundation
+import FoundationEssentials
 import Synchronization
 import WidgetHostCore
 import WidgetHostInterfaces
@@ -44,7 +44,7 @@ public final class WidgetHostApp: Sendable {
     }
 
     /// The object path of the app's handler: `/` + app id with `.` → `/` and `-` → `_`.
-    public var objectPath: String { "/" + appID.replacingOccurrences(of: ".", with: "/").replacingOccurrences(of: "-", with: "_") }
+    public var objectPath: String { "/" + String(appID.map { $0 == "." ? "/" : $0 == "-" ? "_" : $0 }) }
     /// Where the provider is served.
     public var providerPath: String { objectPath + "/Provider" }
 

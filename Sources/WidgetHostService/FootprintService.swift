@@ -1,5 +1,5 @@
 import DBus
-import Foundation
+import FoundationEssentials
 import WidgetHostCore
 
 /// The budgets on what the host holds (the model's `Footprint`), measured as

@@ -1,6 +1,6 @@
 import DBus
 import Dispatch
-import Foundation
+import FoundationEssentials
 import Logging
 import ServiceLifecycle
 import WidgetHostCore
@@ -41,7 +41,7 @@ public struct HostConfiguration: Sendable {
         xdg = XDGDirectories.fromEnvironment(environment)
         let stateHome =
             environment["XDG_STATE_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
-            ?? ((environment["HOME"] ?? NSHomeDirectory()) + "/.local/state")
+            ?? ((environment["HOME"] ?? FileManager.default.homeDirectoryForCurrentUser.path) + "/.local/state")
         stateDirectory = stateHome + "/widgethost"
     }
 }

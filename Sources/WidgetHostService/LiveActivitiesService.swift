@@ -1,6 +1,6 @@
 import DBus
 import Dispatch
-import Foundation
+import FoundationEssentials
 import WidgetHostCore
 
 /// `org.widgethost.Host1.LiveActivities` and the Live Activities behind it

@@ -1,6 +1,6 @@
 import DBus
 import Dispatch
-import Foundation
+import FoundationEssentials
 import WidgetHostCore
 
 /// Durable state (`--state-dir`): every change the host acknowledges is

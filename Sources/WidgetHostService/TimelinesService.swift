@@ -1,6 +1,6 @@
 import DBus
 import Dispatch
-import Foundation
+import FoundationEssentials
 import WidgetHostCore
 
 /// Providers, configuration and timelines (docs/timelines.md): the model's

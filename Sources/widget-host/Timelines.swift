@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import WidgetHostKit
 
 struct Reload: AsyncParsableCommand {
@@ -43,7 +43,7 @@ struct Options: AsyncParsableCommand {
             try await $0.configurationOptions(appID: app, kind: kind, parameter: parameter)
         }.map { [$0.id, $0.display] }
         if json {
-            try printJSON(choices.map { ["identifier": $0[0], "display": $0[1]] })
+            printJSON(.array(choices.map { .object(["identifier": .string($0[0]), "display": .string($0[1])]) }))
         } else if choices.isEmpty {
             print("\(app) offers no choices for \(parameter).")
         } else {
@@ -63,9 +63,9 @@ struct Timeline: AsyncParsableCommand {
     func run() async throws {
         let info = try await bus.withHost { try await $0.describeTimeline(widget) }
         if json {
-            var object = info.details.mapValues(jsonObject)
-            if info.tracked { object["entries"] = info.entries.map { [$0.unixMs, $0.contentJSON] } }
-            return try printJSON(object)
+            var object = info.details.mapValues(jsonValue)
+            if info.tracked { object["entries"] = .array(info.entries.map { .array([.integer($0.unixMs), .string($0.contentJSON)]) }) }
+            return printJSON(.object(object))
         }
         guard info.tracked else {
             print("\(widget): no timeline — its app names no provider, so its content comes only from SetContent.")
@@ -103,12 +103,13 @@ struct Timeline: AsyncParsableCommand {
 
 /// A view tree in one line: its texts in depth-first order, else the start of its JSON.
 func preview(_ json: String, width: Int = 72) -> String {
-    func texts(_ node: Any) -> [String] {
-        guard let element = node as? [String: Any] else { return [] }
-        let own = (element["text"] as? String).map { [$0] } ?? []
-        return own + ((element["children"] as? [Any]) ?? []).flatMap(texts)
+    func texts(_ node: JSONValue) -> [String] {
+        guard case .object(let element) = node else { return [] }
+        let own = element["text"]?.stringValue.map { [$0] } ?? []
+        guard case .array(let children)? = element["children"] else { return own }
+        return own + children.flatMap(texts)
     }
-    let tree = (try? JSONSerialization.jsonObject(with: Data(json.utf8))) ?? [:]
+    let tree = (try? JSONValue.decode(json, lenient: true).0) ?? .null
     let found = texts(tree)
     let line = found.isEmpty ? json : found.joined(separator: " · ")
     return line.count > width ? String(line.prefix(width - 1)) + "…" : line

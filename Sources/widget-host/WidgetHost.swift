@@ -1,5 +1,6 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
+import Glibc
 import WidgetHostKit
 
 @main
@@ -52,33 +53,53 @@ func describe(_ error: any Error) -> String {
 }
 
 /// Plain JSON from the host's values (dictionaries as objects).
-func jsonObject(_ value: OptionValue) -> Any {
+func jsonValue(_ value: OptionValue) -> JSONValue {
     switch value {
-    case .bool(let b): return b
-    case .int(let i): return i
-    case .uint(let u): return u
-    case .double(let d): return d
-    case .string(let s), .objectPath(let s): return s
-    case .array(_, let items): return items.map(jsonObject)
-    case .dict(let entries): return entries.mapValues(jsonObject)
-    case .other: return NSNull()
+    case .bool(let b): return .bool(b)
+    case .int(let i): return .integer(i)
+    case .uint(let u): return u <= UInt64(Int64.max) ? .integer(Int64(u)) : .number(Double(u))
+    case .double(let d): return .number(d)
+    case .string(let s), .objectPath(let s): return .string(s)
+    case .array(_, let items): return .array(items.map(jsonValue))
+    case .dict(let entries): return .object(entries.mapValues(jsonValue))
+    case .other: return .null
     }
 }
 
-func printJSON(_ object: Any) throws {
-    let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
-    print(String(decoding: data, as: UTF8.self))
+/// JSON text of `value`: keys sorted, slashes as they are; `pretty` spreads it over lines.
+func jsonText(_ value: JSONValue, pretty: Bool = false) -> String {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = pretty ? [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes] : [.sortedKeys, .withoutEscapingSlashes]
+    return (try? encoder.encode(value)).map { String(decoding: $0, as: UTF8.self) } ?? "null"
+}
+
+func printJSON(_ value: JSONValue) {
+    print(jsonText(value, pretty: true))
+}
+
+/// Everything on standard input, until its end.
+func readStandardInput() -> Data {
+    var data = Data()
+    var buffer = [UInt8](repeating: 0, count: 65536)
+    while true {
+        let count = buffer.withUnsafeMutableBytes { read(STDIN_FILENO, $0.baseAddress, $0.count) }
+        if count > 0 {
+            data.append(contentsOf: buffer[0..<count])
+        } else if count == 0 || errno != EINTR {
+            return data
+        }
+    }
 }
 
 /// `2023-11-14T22:13:20Z`.
-func iso8601(_ date: Date) -> String { ISO8601DateFormatter().string(from: date) }
+func iso8601(_ date: Date) -> String { UnixTime.iso8601(Int64((date.timeIntervalSince1970 * 1000).rounded(.down))) }
 
 /// Prints rows as an aligned table.
 func printTable(_ header: [String], _ rows: [[String]]) {
     var widths = header.map(\.count)
     for row in rows { for (i, cell) in row.enumerated() { widths[i] = max(widths[i], cell.count) } }
     func line(_ cells: [String]) -> String {
-        cells.enumerated().map { i, c in i == cells.count - 1 ? c : c.padding(toLength: widths[i], withPad: " ", startingAt: 0) }
+        cells.enumerated().map { i, c in i == cells.count - 1 ? c : c + String(repeating: " ", count: max(0, widths[i] - c.count)) }
             .joined(separator: "  ")
     }
     print(line(header))
@@ -100,7 +121,7 @@ struct Apps: AsyncParsableCommand {
     func run() async throws {
         let apps = try await bus.withHost { try await $0.apps() }
         if json {
-            try printJSON(apps.map { app in ["app_id": app.appID].merging(app.details.mapValues(jsonObject)) { a, _ in a } })
+            printJSON(.array(apps.map { app in .object(app.details.mapValues(jsonValue).merging(["app_id": .string(app.appID)]) { _, id in id }) }))
             return
         }
         if apps.isEmpty {
@@ -129,19 +150,13 @@ func describeDetails(_ details: [String: OptionValue]) -> String {
     details.keys.sorted().compactMap { key -> String? in
         let value = details[key]!
         if case .array(_, let items) = value, items.isEmpty { return nil }
-        let text: String
-        if let data = try? JSONSerialization.data(withJSONObject: jsonObject(value), options: [.sortedKeys, .fragmentsAllowed, .withoutEscapingSlashes]) {
-            text = String(decoding: data, as: UTF8.self)
-        } else {
-            text = "\(value)"
-        }
-        return "\(key)=\(text)"
+        return "\(key)=\(jsonText(jsonValue(value)))"
     }.joined(separator: " ")
 }
 
 /// An object's properties for --json, with its path.
-func propertiesJSON(_ properties: [String: OptionValue], path: String) -> [String: Any] {
-    properties.mapValues(jsonObject).merging(["Path": path]) { a, _ in a }
+func propertiesJSON(_ properties: [String: OptionValue], path: String) -> JSONValue {
+    .object(properties.mapValues(jsonValue).merging(["Path": .string(path)]) { a, _ in a })
 }
 
 struct Bundles: AsyncParsableCommand {
@@ -155,7 +170,7 @@ struct Bundles: AsyncParsableCommand {
     func run() async throws {
         let bundles = try await bus.withHost { try await $0.bundles() }
         if json {
-            try printJSON(bundles.map { ["app_id": $0.appID, "bundle": (try? JSONSerialization.jsonObject(with: Data($0.bundle.json.utf8))) ?? [:]] })
+            printJSON(.array(bundles.map { .object(["app_id": .string($0.appID), "bundle": (try? JSONValue.decode($0.bundle.json, lenient: true).0) ?? .null]) }))
             return
         }
         let rows = bundles.flatMap { app, bundle in
@@ -208,7 +223,7 @@ struct Widgets: AsyncParsableCommand {
     func run() async throws {
         let rows = try await bus.withHost { try await $0.widgets() }
         if json {
-            try printJSON(rows.map { propertiesJSON($0.properties, path: $0.path) })
+            printJSON(.array(rows.map { propertiesJSON($0.properties, path: $0.path) }))
             return
         }
         if rows.isEmpty {
@@ -235,7 +250,7 @@ struct Activities: AsyncParsableCommand {
     func run() async throws {
         let rows = try await bus.withHost { try await $0.activitiesByRelevance() }
         if json {
-            try printJSON(rows.map { propertiesJSON($0.properties, path: $0.path) })
+            printJSON(.array(rows.map { propertiesJSON($0.properties, path: $0.path) }))
             return
         }
         if rows.isEmpty {
@@ -315,7 +330,7 @@ struct Lint: AsyncParsableCommand {
     @Option(help: "Also check URL schemes against those this app declares.") var app: String?
 
     func run() async throws {
-        let data = file == "-" ? FileHandle.standardInput.readDataToEndOfFile() : try Data(contentsOf: URL(fileURLWithPath: file))
+        let data = file == "-" ? readStandardInput() : try Data(contentsOf: URL(fileURLWithPath: file))
         let content = String(decoding: data, as: UTF8.self)
         let findings = try await bus.withHost { try await $0.lint(content, family: family, appID: app) }
         if findings.isEmpty { print("\(file): no findings") }
