@@ -98,8 +98,10 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        .executableTarget(
-            name: "widget-hostd",
+        // The daemon's command, run by widget-hostd and by widget-host when called
+        // by that name: the package ships one binary under both names.
+        .target(
+            name: "WidgetHostDaemon",
             dependencies: [
                 "WidgetHostCore",
                 "WidgetHostService",
@@ -110,10 +112,12 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        .executableTarget(name: "widget-hostd", dependencies: ["WidgetHostDaemon"], swiftSettings: strict),
         .executableTarget(
             name: "widget-host",
             dependencies: [
                 "WidgetHostKit",
+                "WidgetHostDaemon",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict

@@ -3,7 +3,6 @@ import FoundationEssentials
 import Glibc
 import WidgetHostKit
 
-@main
 struct WidgetHost: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "widget-host",

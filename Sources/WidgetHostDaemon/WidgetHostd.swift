@@ -7,9 +7,11 @@ import UnixSignals
 import WidgetHostCore
 import WidgetHostService
 
-@main
-struct WidgetHostd: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
+/// The `widget-hostd` command: its options, and running the host until it is stopped.
+/// Both executables run it: `widget-hostd`, and `widget-host` when called by
+/// that name (the package installs one binary under both names, see docs/daemon.md#footprint).
+public struct WidgetHostd: AsyncParsableCommand {
+    public static let configuration = CommandConfiguration(
         commandName: "widget-hostd",
         abstract: "The WidgetHost session service: resolves taps on widgets and Live Activities and delivers them to apps.",
         discussion: """
@@ -79,7 +81,7 @@ struct WidgetHostd: AsyncParsableCommand {
     @Option(help: "trace, debug, info, notice, warning, error or critical.")
     var logLevel: Logger.Level = .info
 
-    func validate() throws {
+    public func validate() throws {
         guard deliveryTimeout > 0, deliveryTimeout.isFinite else {
             throw ValidationError("--delivery-timeout must be a positive number of seconds, e.g. 2.5")
         }
@@ -116,7 +118,9 @@ struct WidgetHostd: AsyncParsableCommand {
         }
     }
 
-    func run() async throws {
+    public init() {}
+
+    public func run() async throws {
         let level = logLevel
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)

@@ -1,0 +1,6 @@
+import WidgetHostDaemon
+
+@main
+enum Entry {
+    static func main() async { await WidgetHostd.main() }
+}
