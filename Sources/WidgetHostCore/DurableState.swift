@@ -25,6 +25,15 @@ public struct StoredWidget: Codable, Sendable, Equatable {
     /// The view tree JSON last set with `SetContent`; nil for none.
     public var content: String?
 
+    public init(id: String, appID: String, kind: String, family: WidgetFamily, configuration: [String: OptionValue], content: String?) {
+        self.id = id
+        self.appID = appID
+        self.kind = kind
+        self.family = family.rawValue
+        self.configuration = configuration
+        self.content = content
+    }
+
     public init(_ widget: PlacedWidget, content: String?) {
         id = widget.id
         appID = widget.appID

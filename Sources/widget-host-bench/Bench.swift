@@ -20,7 +20,7 @@ struct Bench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "widget-host-bench",
         abstract: "Measures WidgetHost against a direct libdbus floor on a private bus.",
-        subcommands: [BindingBench.self, TapsBench.self, UpdatesBench.self])
+        subcommands: [BindingBench.self, TapsBench.self, UpdatesBench.self, ScaleBench.self])
 }
 
 struct Stats {
@@ -196,6 +196,24 @@ private func cpuSeconds(stat path: String) -> Double {
     return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
 }
 
+/// Round trips of each kind from `client`, after a warm-up, in alternating
+/// blocks of 100, so that a machine busy with something else slows all alike.
+func alternatingLatency(_ client: DirectLibdbus.Client, _ n: Int, _ kinds: [@Sendable () throws -> Message]) async throws -> [Stats] {
+    try await onThread {
+        var stats = [Stats](repeating: Stats(), count: kinds.count)
+        for make in kinds { for _ in 0..<min(500, n) { _ = try client.roundTrip(make()) } }
+        var done = 0
+        while done < n {
+            let block = min(100, n - done)
+            for (index, make) in kinds.enumerated() {
+                for _ in 0..<block { stats[index].record(try client.roundTrip(make())) }
+            }
+            done += block
+        }
+        return stats
+    }
+}
+
 func residentKiB(_ pid: Int32) -> Int {
     let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
     let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
@@ -278,22 +296,8 @@ struct TapsBench: AsyncParsableCommand {
         let relayTap: @Sendable () throws -> Message = {
             try Host1Widget.Proxy(client, destination: relayName, path: DirectLibdbus.Relay.path).tapMessage(elementID: "t", options: [:])
         }
-        // Round trips of each kind in alternating blocks of 100, so that a
-        // machine busy with something else slows all of them alike.
         func latency(_ n: Int, _ kinds: [@Sendable () throws -> Message]) async throws -> [Stats] {
-            try await onThread {
-                var stats = [Stats](repeating: Stats(), count: kinds.count)
-                for make in kinds { for _ in 0..<min(500, n) { _ = try renderer.roundTrip(make()) } }
-                var done = 0
-                while done < n {
-                    let block = min(100, n - done)
-                    for (index, make) in kinds.enumerated() {
-                        for _ in 0..<block { stats[index].record(try renderer.roundTrip(make())) }
-                    }
-                    done += block
-                }
-                return stats
-            }
+            try await alternatingLatency(renderer, n, kinds)
         }
         let latencies = try await latency(count, [floorCall, tap, relayTap])
         let (floor, taps, relayLatency) = (latencies[0], latencies[1], latencies[2])
