@@ -115,8 +115,8 @@ struct ScaleBench: AsyncParsableCommand {
         let measured = try await alternatingLatency(renderer, count, [floorCall, tap])
         let (floor, taps) = (measured[0], measured[1])
         let managed = try Message.methodCall(
-            destination: Host1Apps.busName, path: Host1Apps.objectPath, interface: "org.freedesktop.DBus.ObjectManager",
-            member: "GetManagedObjects", arguments: [])
+            destination: Host1Apps.busName, path: Host1Apps.objectPath, interface: StandardInterfaces.objectManager,
+            member: StandardInterfaces.getManagedObjects, arguments: [])
         let managedNanoseconds = try await onThread { try renderer.roundTrip(managed) }
         try await Task.sleep(for: .seconds(settle))
         let rssAfter = residentKiB(host.processIdentifier)
