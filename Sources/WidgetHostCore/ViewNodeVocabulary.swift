@@ -18,12 +18,11 @@ extension ViewNode {
 
         public init(stringLiteral value: String) { json = .string(value) }
         public init(_ css: String) { json = .string(css) }
+        private init(json: JSONValue) { self.json = json }
 
         /// A colour for the light appearance and one for the dark.
         public static func adaptive(light: String, dark: String) -> Colour {
-            var colour = Colour(light)
-            colour.json = .object(["light": .string(light), "dark": .string(dark)])
-            return colour
+            Colour(json: .object(["light": .string(light), "dark": .string(dark)]))
         }
     }
 

@@ -132,7 +132,7 @@ struct ScaleBench: AsyncParsableCommand {
         var state = DurableState()
         let appID = "org.example.Scale"
         state.bundles[appID] = #"{"widgets":[{"kind":"K","families":["systemSmall","systemMedium"],"displayName":"Scale"}]}"#
-        for n in 1...max(1, widgets) where widgets > 0 {
+        for n in stride(from: 1, through: widgets, by: 1) {
             let id = "w\(n)"
             state.widgets[id] = StoredWidget(
                 id: id, appID: appID, kind: "K", family: .systemSmall, configuration: ["n": .int(Int64(n))],

@@ -81,12 +81,18 @@ def window_title(accessible):
     return WINDOW_TITLE
 
 
-def window_origin(title):
-    """Where a window is on the screen: GTK reports extents in window coordinates."""
+def window_geometry(title):
+    """Where the window titled `title` is on the screen and its size (X, Y,
+    WIDTH, HEIGHT), as xdotool reports it; empty when there is no such window."""
     out = subprocess.run(["xdotool", "search", "--name", f"^{re.escape(title)}$", "getwindowgeometry", "--shell"],
                          capture_output=True, text=True).stdout
-    values = dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
-    return int(values.get("X", 0)), int(values.get("Y", 0))
+    return {k: int(v) for k, v in (line.split("=", 1) for line in out.splitlines() if "=" in line) if v.isdigit()}
+
+
+def window_origin(title):
+    """Where a window is on the screen: GTK reports extents in window coordinates."""
+    values = window_geometry(title)
+    return values.get("X", 0), values.get("Y", 0)
 
 
 def describe(accessible):
@@ -162,13 +168,11 @@ def main():
                 sys.exit(f"drive.py: {options.args[0]!r} is still showing")
             time.sleep(0.05)
     elif options.command == "window":
-        out = subprocess.run(["xdotool", "search", "--name", f"^{re.escape(WINDOW_TITLE)}$", "getwindowgeometry", "--shell"],
-                             capture_output=True, text=True).stdout
-        values = dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
+        values = window_geometry(WINDOW_TITLE)
         if "WIDTH" not in values:
             sys.exit(f"drive.py: no window titled {WINDOW_TITLE!r} is on the screen")
-        print(json.dumps({"name": WINDOW_TITLE, "role": "frame", "x": int(values.get("X", 0)), "y": int(values.get("Y", 0)),
-                          "width": int(values.get("WIDTH", 0)), "height": int(values.get("HEIGHT", 0)), "seen": time.time()}))
+        print(json.dumps({"name": WINDOW_TITLE, "role": "frame", "x": values.get("X", 0), "y": values.get("Y", 0),
+                          "width": values["WIDTH"], "height": values.get("HEIGHT", 0), "seen": time.time()}))
     elif options.command == "park":
         out = subprocess.run(["xdotool", "getdisplaygeometry"], capture_output=True, text=True).stdout.split()
         move_to(int(out[0]) - 1, int(out[1]) - 1)

@@ -819,7 +819,7 @@ class Board(Gtk.Application):
             try:
                 outcome, details = source.call_finish(result).unpack()
             except GLib.Error as error:
-                view.show_feedback(Gio.DBusError.get_remote_error(error) and error.message.split(": ", 1)[-1] or error.message)
+                view.show_feedback(gallery.error_text(error))
                 return
             if outcome == "none":
                 view.show_feedback("Not available here (" + details.get("reason", "none") + ")")

@@ -12,7 +12,8 @@ import json
 import gi
 
 gi.require_version("Gtk", "4.0")
-from gi.repository import GLib, Gtk  # noqa: E402
+gi.require_version("Gio", "2.0")
+from gi.repository import Gio, GLib, Gtk  # noqa: E402
 
 from .vocabulary import FAMILY_SIZES  # noqa: E402
 
@@ -31,8 +32,11 @@ def family_name(family):
 
 
 def error_text(error):
-    """A D-Bus error's message without GLib's 'GDBus.Error:name: ' prefix."""
-    return error.message.split(": ", 1)[-1] if ": " in error.message else error.message
+    """A D-Bus error's message in the host's words: without GLib's
+    'GDBus.Error:NAME: ' prefix when it is a remote error."""
+    if Gio.DBusError.get_remote_error(error):
+        return error.message.split(": ", 1)[-1]
+    return error.message
 
 
 class Kind:
