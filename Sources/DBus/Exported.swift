@@ -466,15 +466,29 @@ final class ObjectServer: Sendable {
 extension Connection {
     /// Serves `interfaces` at `path` (replacing what was there). Every
     /// declared method must have a handler. Under an ObjectManager this emits
-    /// `InterfacesAdded`.
-    public func export(_ interfaces: [ExportedInterface], at path: String) throws {
+    /// `InterfacesAdded`, unless `announce` is false: for objects served
+    /// before the name is owned, which nobody can be watching yet (a client
+    /// that comes later asks `GetManagedObjects`).
+    public func export(_ interfaces: [ExportedInterface], at path: String, announce: Bool = true) throws {
         guard ObjectPath.isValid(path) else { throw DBusEncodingError("'\(path)' is not a valid object path") }
         for interface in interfaces { try interface.validate() }
         objects.state.withLock { $0.objects[path] = interfaces }
-        if let manager = objects.manager(above: path) {
+        if announce, let manager = objects.manager(above: path) {
             try? emit(
                 path: manager, interface: StandardInterfaces.objectManager, member: "InterfacesAdded",
                 arguments: [.objectPath(path), ObjectServer.interfacesAndProperties(interfaces, at: path)])
+        }
+    }
+
+    /// Serves the same `interfaces` at every one of `paths`, checking them
+    /// once and announcing nothing: for the objects a service puts back
+    /// before it owns its name (see ``export(_:at:announce:)``).
+    public func export(_ interfaces: [ExportedInterface], at paths: [String]) throws {
+        for path in paths where !ObjectPath.isValid(path) { throw DBusEncodingError("'\(path)' is not a valid object path") }
+        for interface in interfaces { try interface.validate() }
+        objects.state.withLock { state in
+            state.objects.reserveCapacity(state.objects.count + paths.count)
+            for path in paths { state.objects[path] = interfaces }
         }
     }
 

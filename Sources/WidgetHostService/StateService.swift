@@ -24,6 +24,8 @@ extension HostService {
         for (appID, json) in durable.bundles.sorted(by: { $0.key < $1.key }) {
             do { try widgets.restoreBundle(appID: appID, json: json) } catch { logger.warning("stored bundle of \(appID) skipped: \(error)") }
         }
+        var restored: [String] = []
+        restored.reserveCapacity(durable.widgets.count)
         for stored in durable.widgets.values.sorted(by: { MintedID.areInOrder($0.id, $1.id) }) {
             do {
                 try widgets.restore(stored, nextNumber: durable.nextWidgetNumber)
@@ -33,12 +35,14 @@ extension HostService {
                 bare.content = nil
                 try? widgets.restore(bare, nextNumber: durable.nextWidgetNumber)
             }
-            if widgets.widgets[stored.id] != nil { try connection.export(widgetInterfaces(), at: Host1Widget.objectPath(stored.id)) }
+            if widgets.widgets[stored.id] != nil { restored.append(Host1Widget.objectPath(stored.id)) }
         }
+        // Nobody can be watching before the name is owned: nothing is announced.
+        try connection.export(widgetInterfaces(), at: restored)
         for stored in durable.activities.values {
             do {
                 try activities.restore(stored, nextNumber: durable.nextActivityNumber, now: now)
-                try connection.export(activityInterfaces(), at: Host1LiveActivity.objectPath(stored.id))
+                try connection.export(activityInterfaces(), at: Host1LiveActivity.objectPath(stored.id), announce: false)
             } catch {
                 logger.warning("stored Live Activity \(stored.id) skipped: \(error)")
             }

@@ -261,8 +261,16 @@ struct PropertiesTests {
                     """))
             shared.method("Where", .immediate { call in [.string(call.path)] })
             shared.property("Leaf", PropertyHandler(getAt: { path in .string(String(path.split(separator: "/").last ?? "")) }))
-            for n in 1...3 { try server.export([shared], at: "\(manager)/i\(n)") }
             let destination = try #require(server.uniqueName)
+            let recorder = Recorder(
+                try await client.signals(MatchRule(sender: destination, interface: "org.freedesktop.DBus.ObjectManager", path: manager)))
+            // Served together, as a service puts its objects back before owning its name: checked once, announced never.
+            try server.export([shared], at: (1...2).map { "\(manager)/i\($0)" })
+            try server.export([shared], at: "\(manager)/i3")
+            let announced = try await recorder.wait(count: 1)
+            #expect(announced.map { $0.arguments().first } == [.objectPath("\(manager)/i3")], "only the object exported alone is announced")
+            #expect(throws: DBusEncodingError.self) { try server.export([shared], at: ["\(manager)/ok", "not a path"]) }
+            #expect(throws: DBusEncodingError.self) { try server.export([ExportedInterface(shared.description)], at: ["\(manager)/i9"]) }
             for n in 1...3 {
                 let path = "\(manager)/i\(n)"
                 #expect(try await client.call(destination: destination, path: path, interface: "org.widgethost.Test.Item", member: "Where") == [.string(path)])
