@@ -142,11 +142,32 @@ public struct ContentProblem: Sendable, Equatable {
     public var error: HostError
 }
 
-/// A parsed and validated view tree.
+/// A validated view tree, kept as its JSON text alone.
+///
+/// The elements cost several times their text in memory, and the host holds
+/// every widget's content while it needs the elements only when a tap is
+/// resolved: ``root`` parses them again each time it is read (microseconds for
+/// a widget's tree). The text was validated when the tree was made, so the
+/// parse cannot fail.
 public struct ViewTree: Sendable, Equatable {
-    public var root: ViewElement
     /// The JSON text as given.
-    public var json: String
+    public let json: String
+
+    /// The root element, parsed from ``json``; read it once per use.
+    public var root: ViewElement {
+        // Parsed as it was accepted: a tree a linter or a restore took while
+        // recovering from a problem reads back the same way.
+        var problems: [ContentProblem]? = []
+        var ids = Set<String>()
+        var count = 0
+        guard let value = try? JSONValue.decode(json, lenient: true).value,
+            let root = try? Self.element(value, at: "$", depth: 1, limits: .stored, ids: &ids, count: &count, problems: &problems)
+        else {
+            // Unreachable: only validated text makes a ViewTree.
+            return ViewElement(type: "vstack", id: nil, children: [], widgetURL: nil, fields: [:])
+        }
+        return root
+    }
 
     /// Parses content JSON. Invalid content is `InvalidContent` saying where
     /// and what to fix; a tree over a limit is `LimitExceeded` naming it.
@@ -203,8 +224,8 @@ public struct ViewTree: Sendable, Equatable {
         value: JSONValue, json: String, at path: String, limits: ViewTreeLimits, count: inout Int, problems: inout [ContentProblem]?
     ) throws(HostError) -> ViewTree {
         var ids = Set<String>()
-        let root = try element(value, at: path, depth: 1, limits: limits, ids: &ids, count: &count, problems: &problems)
-        return ViewTree(root: root, json: json)
+        _ = try element(value, at: path, depth: 1, limits: limits, ids: &ids, count: &count, problems: &problems)
+        return ViewTree(json: json)
     }
 
     /// Bracket depth of JSON text, computed without parsing (strings skipped).
@@ -316,6 +337,7 @@ public struct ViewTree: Sendable, Equatable {
 
     /// Elements from the root down to the element with `id`, or nil.
     public func path(to id: String) -> [ViewElement]? {
+        let root = root
         func search(_ element: ViewElement, _ trail: [ViewElement]) -> [ViewElement]? {
             let here = trail + [element]
             if element.id == id { return here }
@@ -334,7 +356,7 @@ public struct ViewTree: Sendable, Equatable {
             result.append(e)
             e.children.forEach(walk)
         }
-        walk(root)
+        walk(self.root)
         return result
     }
 
