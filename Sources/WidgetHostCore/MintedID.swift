@@ -9,6 +9,6 @@ public enum MintedID {
 
     /// Mint order: `w2` before `w10`.
     public static func areInOrder(_ a: String, _ b: String) -> Bool {
-        a.count != b.count ? a.count < b.count : a < b
+        a.utf8.count != b.utf8.count ? a.utf8.count < b.utf8.count : a < b
     }
 }
