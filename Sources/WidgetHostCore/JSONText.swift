@@ -87,6 +87,37 @@ struct JSONParser {
         return value
     }
 
+    /// Reads an object member by member, handing `body` each key with the
+    /// parser at its value, which `body` must read (``memberValue()``, or
+    /// ``members(_:)`` again): a large document is then never held whole as
+    /// ``JSONValue``s. Keys given twice are read twice.
+    mutating func members(_ body: (inout JSONParser, String) throws -> Void) throws {
+        skipSpace()
+        guard peek(UInt8(ascii: "{")) else { throw fail("expected an object, found \(found)") }
+        skipSpace()
+        if peek(UInt8(ascii: "}")) { return }
+        while true {
+            skipSpace()
+            guard at < bytes.count, bytes[at] == UInt8(ascii: "\"") else { throw fail("expected a key in double quotes, found \(found)") }
+            let key = try string()
+            skipSpace()
+            guard peek(UInt8(ascii: ":")) else { throw fail("expected ':' after the key \"\(Validate.prefix(key, 32))\", found \(found)") }
+            try body(&self, key)
+            skipSpace()
+            if peek(UInt8(ascii: "}")) { return }
+            guard peek(UInt8(ascii: ",")) else { throw fail("expected ',' or '}' after a value in an object, found \(found)") }
+        }
+    }
+
+    /// The value the parser is at, within ``members(_:)``.
+    mutating func memberValue() throws(JSONSyntaxError) -> JSONValue { try value(depth: 1) }
+
+    /// After the document's value: nothing but space may follow.
+    mutating func end() throws(JSONSyntaxError) {
+        skipSpace()
+        guard at == bytes.count else { throw fail("unexpected \(found) after the value; a document holds one value") }
+    }
+
     private mutating func value(depth: Int) throws(JSONSyntaxError) -> JSONValue {
         skipSpace()
         guard at < bytes.count else { throw fail("the text ends where a value should be") }

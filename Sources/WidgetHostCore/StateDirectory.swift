@@ -28,8 +28,10 @@ import Glibc
 /// short is a write that never completed (never acknowledged) and is dropped;
 /// any other bad line, or a bad snapshot, is corruption: the file is kept aside
 /// as `<name>.corrupt-<unix time>` for inspection and the host starts with
-/// what came before the damage. Then the state is compacted into a fresh
-/// snapshot and an empty journal.
+/// what came before the damage. Then, unless the snapshot alone already
+/// held everything (no journalled record, nothing damaged), the state is
+/// compacted into a fresh snapshot and an empty journal: a host restarted
+/// after a clean stop writes nothing before it serves.
 ///
 /// A full, read-only or failing disk never loses or invents a record: a write
 /// that fails throws and leaves the files as they were — a partly written line
@@ -94,6 +96,8 @@ public final class StateDirectory {
         try takeLock()
         readSnapshot()
         replayJournal()
+        // A clean stop left the whole state in the snapshot: nothing to write.
+        if snapshotBytes > 0 && journalBytes == 0 && !journalTorn && !needsSnapshot { return }
         do {
             try compact(state)
         } catch {
@@ -293,7 +297,7 @@ public final class StateDirectory {
         }
         guard header[2] == Self.checksum(body) else { return keepAside(name, "its checksum does not match (cut short or damaged)") }
         do {
-            state = try JSONDecoder().decode(DurableState.self, from: Data(body.utf8))
+            state = try Self.readState(body)
             snapshotBytes = data.count
         } catch {
             keepAside(name, "it does not decode: \(error)")
@@ -329,7 +333,25 @@ public final class StateDirectory {
         guard let space = line.firstIndex(of: " ") else { return nil }
         let json = line[line.index(after: space)...]
         guard line[..<space] == checksum(String(json)) else { return nil }
-        return try? JSONDecoder().decode(StateRecord.self, from: Data(json.utf8))
+        return try? readRecord(String(json))
+    }
+
+    /// The state a snapshot's text holds: read by hand (``DurableState/init(jsonText:)``),
+    /// and by the general decoder only what that cannot read (an unsigned number
+    /// past `Int64.max`).
+    static func readState(_ text: String) throws -> DurableState {
+        do { return try DurableState(jsonText: text) } catch let error as StateFormatError {
+            guard let state = try? JSONDecoder().decode(DurableState.self, from: Data(text.utf8)) else { throw error }
+            return state
+        }
+    }
+
+    /// The record a journal line's JSON holds, read as ``readState(_:)`` reads a snapshot.
+    static func readRecord(_ text: String) throws -> StateRecord {
+        do { return try StateRecord(jsonText: text) } catch let error as StateFormatError {
+            guard let record = try? JSONDecoder().decode(StateRecord.self, from: Data(text.utf8)) else { throw error }
+            return record
+        }
     }
 
     /// Moves a damaged file aside; what it held is then in no file, so the next

@@ -144,6 +144,112 @@ struct StateDirectoryTests {
         #expect(decoded == values)
     }
 
+    /// A state holding one of everything a snapshot can: every kind of option value, an activity with and without its dates, a timeline.
+    static func everything() throws -> DurableState {
+        var state = DurableState()
+        state.apply(.bundle(appID: "org.example.A", json: #"{"widgets":[{"kind":"K","families":["systemSmall"]}]}"#))
+        var widget = Self.widget
+        widget.configuration = [
+            "s": .string("x \"quoted\" é"), "o": .objectPath("/a"), "b": .bool(false), "x": .int(-5), "t": .uint(7), "d": .double(0.5),
+            "whole": .double(2), "as": .strings(["a", "b"]), "ax": .array(elementSignature: "x", [.int(1)]),
+            "dict": .dict(["k": .uint(1), "deeper": .dict(["n": .int(Int64.min)])]), "other": .other(signature: "h"),
+        ]
+        state.apply(.widget(widget))
+        var bare = StoredWidget.renamed(Self.widget, "w9")
+        bare.content = nil
+        state.apply(.widget(bare))
+        var live = LiveActivityStore()
+        let started = try live.start(
+            appID: "org.example.A", attributesType: "T", contentJSON: ActivityFixtures.content,
+            options: ["relevance": .double(2.25), "stale_date": .int(5_000), "state": .dict(["eta": .int(3)])], now: Date(timeIntervalSince1970: 1_000))
+        state.apply(.activity(StoredActivity(started)))
+        var ended = StoredActivity(started)
+        ended.id = "a2"
+        ended.endedAt = 1_500_000
+        ended.removeAt = 2_000_000
+        ended.staleDate = nil
+        state.apply(.activity(ended))
+        let timeline = try Timeline.parse(
+            entries: [(1_000, #"{"type":"text","text":"one"}"#), (2_000, #"{"type":"text","text":"two"}"#)], policy: "after",
+            reloadAtMs: 3_000, limits: ViewTreeLimits(), maxEntries: 10)
+        state.apply(.timeline(StoredTimeline(widgetID: "w1", timeline: timeline, receivedAt: Date(timeIntervalSince1970: 900))))
+        return state
+    }
+
+    @Test("The snapshot reader reads back everything the writer writes, as the general decoder does")
+    func snapshotReader() throws {
+        let state = try Self.everything()
+        let text = try state.jsonText()
+        let read = try DurableState(jsonText: text)
+        #expect(read == state)
+        #expect(read == (try JSONDecoder().decode(DurableState.self, from: Data(text.utf8))))
+        for record in [StateRecord.bundle(appID: "a", json: "{}"), .bundleRemoved(appID: "a"), .widget(state.widgets["w1"]!),
+            .widgetRemoved(id: "w1"), .activity(state.activities["a2"]!), .activityRemoved(id: "a2"), .timeline(state.timelines["w1"]!)]
+        {
+            #expect(try StateRecord(jsonText: record.jsonText()) == record)
+        }
+    }
+
+    @Test("A snapshot of another shape names where: the reader says which member is wrong")
+    func snapshotReaderErrors() throws {
+        let wrongFamily = #"{"bundles":{},"widgets":{"w1":{"id":"w1","appID":"a","kind":"K","family":7,"configuration":{}}},"activities":{},"timelines":{},"nextWidgetNumber":2,"nextActivityNumber":1}"#
+        #expect(throws: StateFormatError(path: "$.widgets.w1.family", problem: "expected a string, found a number")) {
+            try DurableState(jsonText: wrongFamily)
+        }
+        let missing = #"{"widget":{"_0":{"id":"w1","appID":"a","family":"systemSmall","configuration":{"n":{"x":"1"}}}}}"#
+        #expect(throws: StateFormatError(path: "$.widget._0", problem: "the member 'kind' is missing")) { try StateRecord(jsonText: missing) }
+        let badOption = #"{"widget":{"_0":{"id":"w1","appID":"a","kind":"K","family":"systemSmall","configuration":{"n":{"x":"1"}}}}}"#
+        #expect(throws: StateFormatError(path: "$.widget._0.configuration.n.x", problem: "expected a whole number, found a string")) {
+            try StateRecord(jsonText: badOption)
+        }
+    }
+
+    @Test("An unsigned value past Int64.max, which the reader cannot hold exactly, is still read back exactly")
+    func hugeUnsigned() throws {
+        let dir = directory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        var widget = Self.widget
+        widget.configuration = ["t": .uint(UInt64.max)]
+        do {
+            let (state, _) = try StateDirectory.open(directory: dir)
+            try state.append(.widget(widget))
+        }
+        do {
+            let (_, loaded) = try StateDirectory.open(directory: dir)  // replays the journal, then compacts
+            #expect(loaded.widgets["w1"] == widget)
+        }
+        let (reopened, loaded) = try StateDirectory.open(directory: dir)  // reads the snapshot
+        #expect(reopened.notes.isEmpty)
+        #expect(loaded.widgets["w1"]?.configuration["t"] == .uint(UInt64.max))
+    }
+
+    @Test("A host restarted after a clean stop writes nothing before it serves: the snapshot already holds everything")
+    func cleanReopenWritesNothing() throws {
+        let dir = directory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        do {
+            let (state, _) = try StateDirectory.open(directory: dir)
+            try state.compact(try Self.everything())
+        }
+        func identity() throws -> String {
+            let attributes = try FileManager.default.attributesOfItem(atPath: dir + "/state.json")
+            return "\(attributes[.systemFileNumber] ?? 0) \((attributes[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0)"
+        }
+        let before = try identity()
+        Thread.sleep(forTimeInterval: 0.02)
+        do {
+            let (reopened, loaded) = try StateDirectory.open(directory: dir)
+            #expect(loaded == (try Self.everything()))
+            #expect(try identity() == before, "the snapshot was not rewritten")
+            // A journalled change still makes the next opening compact.
+            try reopened.append(.widgetRemoved(id: "w9"))
+        }
+        let (_, again) = try StateDirectory.open(directory: dir)
+        #expect(again.widgets["w9"] == nil)
+        #expect(try identity() != before, "the journal was compacted into a new snapshot")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: dir + "/journal")).isEmpty)
+    }
+
     @Test("Widgets, bundles and activities are rebuilt from the stored state")
     func rebuild() throws {
         var store = WidgetStore()
