@@ -170,9 +170,14 @@ extension WidgetStore {
         let family = try WidgetFamily.parse(stored.family)
         // What the host acknowledged is read back under any limits now, past rules added since.
         let content = try stored.content.map { json throws(HostError) in try ViewTree.parseRecovering(json, limits: .stored).tree }
-        if widgets[stored.id] == nil { countRestored(stored.appID) }
+        // Thousands of widgets share a few apps and kinds: each keeps the bundle's
+        // copy of those names rather than one of its own.
+        let bundle = bundles.index(forKey: stored.appID)
+        let appID = bundle.map { bundles.keys[$0] } ?? stored.appID
+        let kind = bundle.flatMap { bundles.values[$0].kind(stored.kind)?.kind } ?? stored.kind
+        if widgets[stored.id] == nil { countRestored(appID) }
         widgets[stored.id] = PlacedWidget(
-            id: stored.id, appID: stored.appID, kind: stored.kind, family: family, configuration: stored.configuration, content: content)
+            id: stored.id, appID: appID, kind: kind, family: family, configuration: stored.configuration, content: content)
         reserveNumbers(upTo: max(atLeast, MintedID.number(stored.id, prefix: "w") + 1))
     }
 
