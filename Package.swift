@@ -27,6 +27,8 @@ let package = Package(
     targets: [
         // libdbus-1, and nothing else. Only the DBus module imports it, and the
         // benchmark's floor, which measures libdbus without the binding.
+        // glibc's malloc.h (malloc_trim), for WidgetHostCore's Allocator.
+        .systemLibrary(name: "CAllocator"),
         .systemLibrary(
             name: "CDBus",
             pkgConfig: "dbus-1",
@@ -48,6 +50,7 @@ let package = Package(
         // The model: registry, desktop entries, rules. Plain Swift, no D-Bus.
         .target(
             name: "WidgetHostCore",
+            dependencies: ["CAllocator"],
             swiftSettings: strict
         ),
         // Build-time generator and plugin: the Swift of every interface

@@ -1,3 +1,4 @@
+import CAllocator
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -8,5 +9,16 @@ func retryingOnEINTR(_ body: () -> Int32) -> Int32 {
     while true {
         let result = body()
         if result >= 0 || errno != EINTR { return result }
+    }
+}
+
+/// The C library's allocator.
+public enum Allocator {
+    /// Gives the pages freed memory left behind back to the system
+    /// (`malloc_trim`): after a burst of short-lived allocations — reading a
+    /// large state directory at start-up — the heap otherwise keeps its
+    /// high-water mark resident for as long as the process lives.
+    public static func returnFreePages() {
+        _ = malloc_trim(0)
     }
 }
