@@ -90,7 +90,7 @@ public struct ActivityContent: Sendable, Equatable {
     /// links nor controls, this is what every tap opens.
     public func defaultURL(for presentation: ActivityPresentation) -> String? {
         let background = TapTarget(
-            surface: .desktop, capabilities: presentation.capabilities, chain: [], tree: tree(for: presentation),
+            surface: .desktop, capabilities: presentation.capabilities, chain: [], root: tree(for: presentation).root,
             activityURL: widgetURL, app: AppOptions(defaultsFor: ""))
         return TapRules.resolve(background) { UserActivity(activityType: ActivityTapRules.userActivityType, userInfo: [:]) }.outcome.url
     }

@@ -68,12 +68,13 @@ public enum WidgetTapRules {
     public static func resolve(
         elementID: String, surface: Surface, policy: LinkPolicy, _ widget: WidgetTapContext
     ) throws(HostError) -> TapResolution {
-        guard let chain = TapRules.chain(elementID, in: widget.content) else {
+        let root = widget.content?.root
+        guard let chain = TapRules.chain(elementID, in: root) else {
             throw .unknownElement(
                 "widget \(widget.widgetID) has no element with id '\(elementID)'; report the id of an element in its Content, or \"\" for the background")
         }
         let tap = TapTarget(
-            surface: surface, capabilities: widget.family.capabilities(policy), chain: chain, tree: widget.content,
+            surface: surface, capabilities: widget.family.capabilities(policy), chain: chain, root: root,
             app: widget.app)
         return TapRules.resolve(tap) {
             var userInfo: [String: OptionValue] = [

@@ -101,8 +101,9 @@ public struct TapTarget: Sendable {
     /// The reported element and every element containing it, innermost first;
     /// empty for a tap on the background.
     public var chain: [ViewElement]
-    /// The tapped tree; its `widgetURL`s are looked up only when rule `widgetURL` is reached.
-    public var tree: ViewTree?
+    /// The root of the tapped tree, parsed once for the tap; its `widgetURL`s
+    /// are looked up only when rule `widgetURL` is reached.
+    public var root: ViewElement?
     /// A Live Activity's activity-level `widgetURL`; never set for a widget.
     public var activityURL: String?
     /// Whether a tap on a watch may launch the app; `nil` where the watch is no gate (widgets).
@@ -111,13 +112,13 @@ public struct TapTarget: Sendable {
     public var app: AppOptions
 
     public init(
-        surface: Surface, capabilities: TapCapabilities, chain: [ViewElement], tree: ViewTree?, activityURL: String? = nil,
+        surface: Surface, capabilities: TapCapabilities, chain: [ViewElement], root: ViewElement?, activityURL: String? = nil,
         watchLaunches: Bool? = nil, app: AppOptions
     ) {
         self.surface = surface
         self.capabilities = capabilities
         self.chain = chain
-        self.tree = tree
+        self.root = root
         self.activityURL = activityURL
         self.watchLaunches = watchLaunches
         self.app = app
@@ -182,8 +183,8 @@ public enum TapRule: String, Sendable, CaseIterable {
             isHonoured(by: tap.capabilities) ? tap.tapped(self).map { .openURL(url: $0.url ?? "", via: .link) } : nil
         case .widgetURL:
             // The first in depth-first pre-order wins.
-            tap.tree.flatMap { tree in
-                let urls = tree.widgetURLs
+            tap.root.flatMap { root in
+                let urls = root.widgetURLs
                 if urls.count > 1 { diagnostics.append(.multipleWidgetURLs) }
                 return urls.first.map { .openURL(url: $0, via: .widgetURL) }
             }
@@ -242,9 +243,9 @@ public enum TapRules {
     }
 
     /// The reported element and everything above it, innermost first; `""` is the
-    /// background (nothing tapped). `nil` when `tree` has no element `elementID`.
-    static func chain(_ elementID: String, in tree: ViewTree?) -> [ViewElement]? {
+    /// background (nothing tapped). `nil` when the tree under `root` has no element `elementID`.
+    static func chain(_ elementID: String, in root: ViewElement?) -> [ViewElement]? {
         guard !elementID.isEmpty else { return [] }
-        return tree?.path(to: elementID)?.reversed()
+        return root?.path(to: elementID)?.reversed()
     }
 }

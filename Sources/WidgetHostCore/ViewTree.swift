@@ -336,27 +336,35 @@ public struct ViewTree: Sendable, Equatable {
     }
 
     /// Elements from the root down to the element with `id`, or nil.
-    public func path(to id: String) -> [ViewElement]? {
-        let root = root
-        func search(_ element: ViewElement, _ trail: [ViewElement]) -> [ViewElement]? {
-            let here = trail + [element]
-            if element.id == id { return here }
-            for child in element.children {
-                if let found = search(child, here) { return found }
-            }
-            return nil
-        }
-        return search(root, [])
-    }
+    public func path(to id: String) -> [ViewElement]? { root.path(to: id) }
 
     /// Every element in depth-first pre-order.
+    public var elements: [ViewElement] { root.elements }
+
+    /// The `widgetURL`s in depth-first pre-order.
+    public var widgetURLs: [String] { root.widgetURLs }
+}
+
+// Walks of a parsed tree. Each reading of ``ViewTree/root`` parses the text,
+// so whoever needs several walks reads the root once and walks it.
+extension ViewElement {
+    /// Elements from this one down to the element with `id`, or nil.
+    public func path(to id: String) -> [ViewElement]? {
+        if self.id == id { return [self] }
+        for child in children {
+            if let found = child.path(to: id) { return [self] + found }
+        }
+        return nil
+    }
+
+    /// This element and every one below it, in depth-first pre-order.
     public var elements: [ViewElement] {
         var result: [ViewElement] = []
         func walk(_ e: ViewElement) {
             result.append(e)
             e.children.forEach(walk)
         }
-        walk(self.root)
+        walk(self)
         return result
     }
 

@@ -390,14 +390,15 @@ public struct LintFinding: Sendable, Equatable {
 public enum ContentLint {
     public static func lint(_ tree: ViewTree, family: WidgetFamily, policy: LinkPolicy, schemes: [String]? = nil) -> [LintFinding] {
         var findings: [LintFinding] = []
-        let urls = tree.widgetURLs
+        let elements = tree.elements
+        let urls = elements.compactMap(\.widgetURL)
         if urls.count > 1 {
             findings.append(
                 .init(.multipleWidgetURLs,
                       "\(urls.count) elements carry widgetURL; only the first in depth-first order (\(urls[0])) is used — keep one"))
         }
         let capabilities = family.capabilities(policy)
-        for element in tree.elements {
+        for element in elements {
             findings += Vocabulary.findings(for: element)
             for rule in TapRule.rules(takingTapsOn: element) {
                 if !rule.isHonoured(by: capabilities) { findings.append(ignored(element, by: rule, family, policy)) }
