@@ -71,7 +71,7 @@ struct BindingBench: AsyncParsableCommand {
 
         // Floor: direct libdbus both ends.
         let echo = try DirectLibdbus.EchoServer(address: bus.address)
-        Thread { echo.run() }.start()
+        echo.start()
         defer { echo.stop() }
         let direct = try DirectLibdbus.Client(address: bus.address)
         let echoName = echo.uniqueName
@@ -242,7 +242,7 @@ struct TapsBench: AsyncParsableCommand {
         // its round trips interleave with the taps'.
         let echo = try DirectLibdbus.EchoServer(address: bus.address)
         let echoName = echo.uniqueName
-        Thread { echo.run() }.start()
+        echo.start()
         defer { echo.stop() }
 
         // The host as its own process.
@@ -274,7 +274,7 @@ struct TapsBench: AsyncParsableCommand {
         @Sendable func add() async throws -> String {
             try await Host1Widgets.Proxy(client).addWidget(appID: "org.example.Bench", kind: "K", family: "systemSmall", configuration: [:])
         }
-        Thread { app.run() }.start()
+        app.start()
         defer { app.stop() }
 
         // The ceiling: a plain libdbus relay in place of the host, sending and
@@ -373,4 +373,9 @@ struct TapsBench: AsyncParsableCommand {
         while host.isRunning { try await Task.sleep(for: .milliseconds(20)) }
         try? FileManager.default.removeItem(atPath: stateDirectory)
     }
+}
+
+extension DirectLibdbus.EchoServer {
+    /// Runs ``run()`` on a thread of its own.
+    func start() { Thread { self.run() }.start() }
 }

@@ -70,7 +70,7 @@ struct ScaleBench: AsyncParsableCommand {
         defer { bus.stop() }
         let echo = try DirectLibdbus.EchoServer(address: bus.address)
         let echoName = echo.uniqueName
-        Thread { echo.run() }.start()
+        echo.start()
         defer { echo.stop() }
         let watcher = try await Connection.connect(.address(bus.address), label: "bench-scale")
         defer { watcher.close() }
@@ -104,7 +104,7 @@ struct ScaleBench: AsyncParsableCommand {
         let app = try DirectLibdbus.EchoServer(address: bus.address, answeringEveryCall: true)
         let widget = try await registerBenchApp("org.example.Tapped", on: { try app.call($0) }, watcher)
         _ = try app.call(Host1Widget.Proxy(watcher, path: widget).setContentMessage(contentJSON: #"{"type":"text","id":"t","widgetURL":"bench://open"}"#))
-        Thread { app.run() }.start()
+        app.start()
         defer { app.stop() }
         let renderer = try DirectLibdbus.Client(address: bus.address)
         let floorCall: @Sendable () throws -> Message = {

@@ -56,7 +56,7 @@ struct UpdatesBench: AsyncParsableCommand {
         defer { bus.stop() }
         let echo = try DirectLibdbus.EchoServer(address: bus.address)
         let echoName = echo.uniqueName
-        Thread { echo.run() }.start()
+        echo.start()
         defer { echo.stop() }
 
         let stateDirectory = parent + "/widget-host-bench-\(getpid())-\(scale)"
@@ -87,7 +87,7 @@ struct UpdatesBench: AsyncParsableCommand {
         let app = try DirectLibdbus.EchoServer(address: bus.address, answeringEveryCall: true)
         let tapped = try await registerBenchApp("org.example.Tapped", on: { try app.call($0) }, client)
         _ = try app.call(Host1Widget.Proxy(client, path: tapped).setContentMessage(contentJSON: #"{"type":"text","id":"t","widgetURL":"bench://open"}"#))
-        Thread { app.run() }.start()
+        app.start()
         defer { app.stop() }
         let writer = try DirectLibdbus.Client(address: bus.address)
         let written = try await registerBenchApp("org.example.Writer", on: { try writer.call($0) }, client)
