@@ -10,6 +10,11 @@ public struct StateFormatError: Error, Sendable, Equatable, CustomStringConverti
     public var path: String
     public var problem: String
     public var description: String { "\(path): \(problem)" }
+
+    /// The same problem, met inside the value at `step` (".name", "[3]").
+    func under(_ step: String) -> StateFormatError {
+        StateFormatError(path: "$" + step + path.dropFirst(), problem: problem)
+    }
 }
 
 extension DurableState {
@@ -43,7 +48,7 @@ extension DurableState {
         try parser.members { parser, key in
             let value = try parser.memberValue()
             do throws(StateFormatError) { try read(key, StateReader(value)) } catch {
-                throw StateFormatError(path: "$." + name + "." + key + error.path.dropFirst(), problem: error.problem)
+                throw error.under("." + name + "." + key)
             }
         }
     }
@@ -52,7 +57,7 @@ extension DurableState {
     private static func one<T>(_ parser: inout JSONParser, _ name: String, _ read: (StateReader) throws(StateFormatError) -> T) throws -> T {
         let value = try parser.memberValue()
         do throws(StateFormatError) { return try read(StateReader(value)) } catch {
-            throw StateFormatError(path: "$." + name + error.path.dropFirst(), problem: error.problem)
+            throw error.under("." + name)
         }
     }
 }
@@ -67,7 +72,7 @@ extension StateRecord {
         }
         let reader = StateReader(body)
         do { self = try Self.read(name, reader) } catch {
-            throw StateFormatError(path: "$." + name + error.path.dropFirst(), problem: error.problem)
+            throw error.under("." + name)
         }
     }
 
@@ -91,7 +96,7 @@ extension StoredWidget {
         appID = try reader.string("appID")
         kind = try reader.string("kind")
         family = try reader.string("family")
-        configuration = try reader.map("configuration") { r throws(StateFormatError) in try OptionValue(r) }
+        configuration = try reader.options("configuration")
         content = try reader.optional("content") { r throws(StateFormatError) in try r.string() }
     }
 }
@@ -102,13 +107,13 @@ extension StoredActivity {
         appID = try reader.string("appID")
         attributesType = try reader.string("attributesType")
         content = try reader.string("content")
-        attributes = try reader.map("attributes") { r throws(StateFormatError) in try OptionValue(r) }
-        state = try reader.map("state") { r throws(StateFormatError) in try OptionValue(r) }
-        staleDate = try reader.optional("staleDate") { r throws(StateFormatError) in try r.integer() }
+        attributes = try reader.options("attributes")
+        state = try reader.options("state")
+        staleDate = try reader.optionalInteger("staleDate")
         relevance = try reader.double("relevance")
         startedAt = try reader.integer("startedAt")
-        endedAt = try reader.optional("endedAt") { r throws(StateFormatError) in try r.integer() }
-        removeAt = try reader.optional("removeAt") { r throws(StateFormatError) in try r.integer() }
+        endedAt = try reader.optionalInteger("endedAt")
+        removeAt = try reader.optionalInteger("removeAt")
     }
 }
 
@@ -143,7 +148,7 @@ extension OptionValue {
             self = .array(
                 elementSignature: try reader.string("element"), try reader.member("array") { r throws(StateFormatError) in try r.array { item throws(StateFormatError) in try OptionValue(item) } })
         } else if members["dict"] != nil {
-            self = .dict(try reader.map("dict") { r throws(StateFormatError) in try OptionValue(r) })
+            self = .dict(try reader.options("dict"))
         } else {
             self = .other(signature: try reader.string("other"))
         }
@@ -165,9 +170,7 @@ struct StateReader {
     private static func under<T>(_ step: String, _ value: JSONValue, _ read: (StateReader) throws(StateFormatError) -> T)
         throws(StateFormatError) -> T
     {
-        do { return try read(StateReader(value)) } catch {
-            throw StateFormatError(path: "$" + step + error.path.dropFirst(), problem: error.problem)
-        }
+        do { return try read(StateReader(value)) } catch { throw error.under(step) }
     }
 
     func member<T>(_ name: String, _ read: (StateReader) throws(StateFormatError) -> T) throws(StateFormatError) -> T {
@@ -229,5 +232,11 @@ struct StateReader {
     func double(_ name: String) throws(StateFormatError) -> Double { try member(name) { r throws(StateFormatError) in try r.double() } }
     func map<T>(_ name: String, _ read: (StateReader) throws(StateFormatError) -> T) throws(StateFormatError) -> [String: T] {
         try member(name) { r throws(StateFormatError) in try r.map(read) }
+    }
+    func options(_ name: String) throws(StateFormatError) -> [String: OptionValue] {
+        try map(name) { r throws(StateFormatError) in try OptionValue(r) }
+    }
+    func optionalInteger(_ name: String) throws(StateFormatError) -> Int64? {
+        try optional(name) { r throws(StateFormatError) in try r.integer() }
     }
 }
