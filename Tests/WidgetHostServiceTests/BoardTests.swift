@@ -285,10 +285,15 @@ final class VirtualDisplay: @unchecked Sendable {
     let process: Process
     let display: String
     let framebuffer: String
+    private let logFile: URL
+    /// What Xvfb printed.
+    var log: String { (try? String(contentsOf: logFile, encoding: .utf8)) ?? "" }
 
     /// Starts Xvfb and waits until clients can connect: its socket is there
     /// and it is still running. One that dies at once (a display number the
     /// last test's server has not quite given back) is replaced, up to 3 times.
+    /// `-noreset`: the server does not start over each time its last client
+    /// leaves, so a client connecting at that moment is not turned away.
     init(directory: URL) throws {
         let fb = directory.appendingPathComponent("fb")
         try FileManager.default.createDirectory(at: fb, withIntermediateDirectories: true)
@@ -299,7 +304,7 @@ final class VirtualDisplay: @unchecked Sendable {
             _ = FileManager.default.createFile(atPath: log.path, contents: nil)
             let process = Process()
             process.executableURL = URL(fileURLWithPath: "/usr/bin/Xvfb")
-            process.arguments = ["-displayfd", "1", "-nolisten", "tcp", "-screen", "0", "1280x900x24", "-fbdir", fb.path]
+            process.arguments = ["-displayfd", "1", "-nolisten", "tcp", "-noreset", "-screen", "0", "1280x900x24", "-fbdir", fb.path]
             let output = Pipe()
             process.standardOutput = output
             process.standardError = try FileHandle(forWritingTo: log)
@@ -321,6 +326,7 @@ final class VirtualDisplay: @unchecked Sendable {
             if ready {
                 self.process = process
                 display = ":" + number
+                logFile = log
                 return
             }
             Self.end(process)
@@ -383,9 +389,7 @@ final class BoardSession: @unchecked Sendable {
                 "DISPLAY": display.display, "GDK_BACKEND": "x11", "GSK_RENDERER": "cairo", "GTK_A11Y": "atspi",
                 "XDG_DATA_DIRS": dataDirs, "XDG_RUNTIME_DIR": runtime.path,
             ]
-            let board = try fixture.launch(
-                "/usr/bin/python3", [repositoryRoot.appendingPathComponent("renderers/gtk/widget-board").path, "--theme", theme, "--size", "1240x860"],
-                environment: environment)
+            let board = try await launchBoard(fixture, on: display, environment: environment, theme: theme)
             let app = try await AppPeer(fixture, appID: "org.example.TapMe", protocol: "freedesktop", schemes: ["tap-me-widget"])
             try await app.registerWidgets(try exampleFile("tap-me/bundle.json"))
             if let rangersRecord { try await fixture.launchEmojiRangers(app.connection, record: rangersRecord) }
@@ -396,6 +400,31 @@ final class BoardSession: @unchecked Sendable {
             fixture.stop()
             throw error
         }
+    }
+
+    /// Starts widget-board and waits until its window is on the screen. A
+    /// board that exits before its window shows (it found no display to open)
+    /// is started again on the same display, up to 3 times; when none shows,
+    /// the error has what each printed and what Xvfb logged.
+    private static func launchBoard(
+        _ fixture: HostFixture, on display: VirtualDisplay, environment: [String: String], theme: String
+    ) async throws -> Launched {
+        var problems: [String] = []
+        for attempt in 1...3 {
+            let board = try fixture.launch(
+                "/usr/bin/python3", [repositoryRoot.appendingPathComponent("renderers/gtk/widget-board").path, "--theme", theme, "--size", "1240x860"],
+                environment: environment)
+            for _ in 0..<300 where board.process.isRunning {
+                let search = try await runCommand(
+                    "/usr/bin/xdotool", ["search", "--name", "^Widget Board$"], environment: fixture.environment.merging(environment) { _, new in new })
+                if search.succeeded { return board }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            board.stop()
+            board.process.waitUntilExit()
+            problems.append("attempt \(attempt): \(board.printed())")
+        }
+        throw PrivateBusError("widget-board showed no window on \(display.display):\n\(problems.joined(separator: "\n"))\nXvfb: \(display.log)")
     }
 
     /// Places a Tap Me widget in `family` and gives it `content`; returns its path.
