@@ -23,8 +23,17 @@ public struct Footprint: Sendable {
     }
 
     public var budgets: Budgets
-    /// What each object (by id) is charged, and to which app.
-    private var charges: [String: (appID: String, bytes: Int)] = [:]
+    /// What each object (by id) is charged, and to which app: one entry per
+    /// widget, activity and timeline, so an entry is kept to 8 bytes (the
+    /// app as its place in ``apps``).
+    private var charges: [String: Charge] = [:]
+    private struct Charge {
+        var app: UInt32
+        var bytes: UInt32
+    }
+    /// Each app ever charged, once; ``appNumbers`` finds its place.
+    private var apps: [String] = []
+    private var appNumbers: [String: UInt32] = [:]
     private var byApp: [String: Int] = [:]
     /// The bytes all objects take.
     public private(set) var total = 0
@@ -37,7 +46,7 @@ public struct Footprint: Sendable {
     public func bytes(of appID: String) -> Int { byApp[appID, default: 0] }
 
     /// What object `id` is charged now (0 when it has no charge).
-    public func charge(of id: String) -> Int { charges[id]?.bytes ?? 0 }
+    public func charge(of id: String) -> Int { charges[id].map { Int($0.bytes) } ?? 0 }
 
     /// Checks that object `id` of `appID` may take `bytes`; changes nothing.
     ///
@@ -59,9 +68,16 @@ public struct Footprint: Sendable {
     }
 
     /// Charges object `id` of `appID` with `bytes`, replacing its earlier charge.
+    ///
+    /// `bytes` is at most a budget, which is below 4 GiB.
     public mutating func set(_ id: String, appID: String, bytes: Int) {
         release(id)
-        charges[id] = (appID, bytes)
+        let app = appNumbers[appID] ?? {
+            apps.append(appID)
+            appNumbers[appID] = UInt32(apps.count - 1)
+            return UInt32(apps.count - 1)
+        }()
+        charges[id] = Charge(app: app, bytes: UInt32(bytes))
         byApp[appID, default: 0] += bytes
         total += bytes
     }
@@ -69,8 +85,9 @@ public struct Footprint: Sendable {
     /// Takes object `id`'s charge off (it is gone).
     public mutating func release(_ id: String) {
         guard let old = charges.removeValue(forKey: id) else { return }
-        let left = byApp[old.appID, default: 0] - old.bytes
-        byApp[old.appID] = left > 0 ? left : nil
-        total -= old.bytes
+        let appID = apps[Int(old.app)]
+        let left = byApp[appID, default: 0] - Int(old.bytes)
+        byApp[appID] = left > 0 ? left : nil
+        total -= Int(old.bytes)
     }
 }
