@@ -146,93 +146,43 @@ public struct WidgetBundle: Sendable, Equatable {
 /// A value like any other, kept in one allocation of its own (copied on
 /// write): a table of 100,000 widgets then holds 8 bytes per slot rather than
 /// the whole widget, in a table that keeps a quarter of its slots empty and
-/// moves every one each time it grows (docs/daemon.md#footprint).
+/// moves every one each time it grows (docs/daemon.md#footprint). Its fields
+/// are ``Fields``'s, read and changed as its own (`widget.content`).
+@dynamicMemberLookup
 public struct PlacedWidget: Sendable, Equatable {
-    private final class Storage: @unchecked Sendable {
-        // Mutated only through a reference no other value shares (`unique()`).
-        var id: String
-        var appID: String
-        var kind: String
-        var family: WidgetFamily
-        var configuration: [String: OptionValue]
-        var content: ViewTree?
-
-        init(id: String, appID: String, kind: String, family: WidgetFamily, configuration: [String: OptionValue], content: ViewTree?) {
-            self.id = id
-            self.appID = appID
-            self.kind = kind
-            self.family = family
-            self.configuration = configuration
-            self.content = content
-        }
-
-        func copy() -> Storage {
-            Storage(id: id, appID: appID, kind: kind, family: family, configuration: configuration, content: content)
-        }
+    public struct Fields: Sendable, Equatable {
+        public var id: String
+        public var appID: String
+        public var kind: String
+        public var family: WidgetFamily
+        public var configuration: [String: OptionValue]
+        public var content: ViewTree?
     }
 
-    private var storage: Storage
+    private final class Box: @unchecked Sendable {
+        // Changed only through a reference no other value shares (`unique()`).
+        var fields: Fields
+        init(_ fields: Fields) { self.fields = fields }
+    }
+
+    private var box: Box
 
     public init(id: String, appID: String, kind: String, family: WidgetFamily, configuration: [String: OptionValue], content: ViewTree?) {
-        storage = Storage(id: id, appID: appID, kind: kind, family: family, configuration: configuration, content: content)
+        box = Box(Fields(id: id, appID: appID, kind: kind, family: family, configuration: configuration, content: content))
     }
 
-    /// The storage, copied first when another value shares it. Each field is
-    /// changed in place through it (`_modify`), so a nested change such as
-    /// `configuration[name] = value` copies nothing.
-    private mutating func unique() -> Storage {
-        if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
-        return storage
-    }
-
-    public var id: String {
-        get { storage.id }
+    /// A field, changed in place: a nested change such as
+    /// `configuration[name] = value` copies nothing when no other value
+    /// shares this widget's box.
+    public subscript<Value>(dynamicMember field: WritableKeyPath<Fields, Value>) -> Value {
+        get { box.fields[keyPath: field] }
         _modify {
-            let storage = unique()
-            yield &storage.id
-        }
-    }
-    public var appID: String {
-        get { storage.appID }
-        _modify {
-            let storage = unique()
-            yield &storage.appID
-        }
-    }
-    public var kind: String {
-        get { storage.kind }
-        _modify {
-            let storage = unique()
-            yield &storage.kind
-        }
-    }
-    public var family: WidgetFamily {
-        get { storage.family }
-        _modify {
-            let storage = unique()
-            yield &storage.family
-        }
-    }
-    public var configuration: [String: OptionValue] {
-        get { storage.configuration }
-        _modify {
-            let storage = unique()
-            yield &storage.configuration
-        }
-    }
-    public var content: ViewTree? {
-        get { storage.content }
-        _modify {
-            let storage = unique()
-            yield &storage.content
+            if !isKnownUniquelyReferenced(&box) { box = Box(box.fields) }
+            yield &box.fields[keyPath: field]
         }
     }
 
-    public static func == (a: PlacedWidget, b: PlacedWidget) -> Bool {
-        a.storage === b.storage
-            || (a.id == b.id && a.appID == b.appID && a.kind == b.kind && a.family == b.family && a.configuration == b.configuration
-                && a.content == b.content)
-    }
+    public static func == (a: PlacedWidget, b: PlacedWidget) -> Bool { a.box === b.box || a.box.fields == b.box.fields }
 }
 
 /// Bundles and placed widgets.
