@@ -244,13 +244,47 @@ public enum StandardInterfaces {
 /// The exported object tree of one connection.
 final class ObjectServer: Sendable {
     struct State {
-        var objects: [String: [ExportedInterface]] = [:]
+        /// The objects by parent path, then by last element: a service with
+        /// many objects side by side (`/…/widgets/w1` … `/…/widgets/w100000`)
+        /// keeps each one's short last element, held inline in its `String`,
+        /// rather than a whole path on the heap for each.
+        var objects: [String: [String: [ExportedInterface]]] = [:]
         var managers: Set<String> = []
+
+        subscript(path: String) -> [ExportedInterface]? {
+            get {
+                let (parent, leaf) = ObjectServer.split(path)
+                return objects[parent]?[leaf]
+            }
+            set {
+                let (parent, leaf) = ObjectServer.split(path)
+                objects[parent, default: [:]][leaf] = newValue
+                if objects[parent]?.isEmpty == true { objects[parent] = nil }
+            }
+        }
+
+        /// Every object's path with its interfaces.
+        var all: some Sequence<(path: String, interfaces: [ExportedInterface])> {
+            objects.lazy.flatMap { parent, leaves in
+                leaves.lazy.map { (path: ObjectServer.join(parent, $0.key), interfaces: $0.value) }
+            }
+        }
     }
     let state = Locked(State())
 
+    /// `/a/b/c` → (`/a/b`, `c`); `/a` → (`/`, `a`); `/` → (``, ``).
+    static func split(_ path: String) -> (parent: String, leaf: String) {
+        guard path != "/", let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) else { return ("", "") }
+        let parent = slash == path.startIndex ? "/" : String(path[..<slash])
+        return (parent, String(path[path.index(after: slash)...]))
+    }
+
+    static func join(_ parent: String, _ leaf: String) -> String {
+        parent.isEmpty ? "/" : parent == "/" ? "/" + leaf : parent + "/" + leaf
+    }
+
     func interfaces(at path: String) -> [ExportedInterface]? {
-        state.withLock { $0.objects[path] }
+        state.withLock { $0[path] }
     }
 
     /// The nearest ObjectManager at or above `path`, excluding `path` itself.
@@ -268,6 +302,9 @@ final class ObjectServer: Sendable {
         state.withLock { state in
             var names = Set<String>()
             let prefix = path == "/" ? "/" : path + "/"
+            // The objects right below `path` are its children; deeper ones and
+            // object managers give the first element of what follows `path`.
+            for leaf in state.objects[path]?.keys ?? [:].keys where !leaf.isEmpty { names.insert(leaf) }
             for candidate in Array(state.objects.keys) + Array(state.managers) where candidate.hasPrefix(prefix) && candidate != path {
                 let rest = candidate.dropFirst(prefix.count)
                 if let first = rest.split(separator: "/").first { names.insert(String(first)) }
@@ -308,10 +345,10 @@ final class ObjectServer: Sendable {
 
     func managedObjects(under manager: String) -> DBusValue {
         let objects = state.withLock { state in
-            state.objects.filter { $0.key != manager && ObjectPath.isDescendant($0.key, of: manager) }
+            state.all.filter { $0.path != manager && ObjectPath.isDescendant($0.path, of: manager) }
         }
-        let entries = objects.keys.sorted().map { path -> DBusValue.DictEntry in
-            .init(.objectPath(path), Self.interfacesAndProperties(objects[path]!, at: path))
+        let entries = objects.sorted { $0.path < $1.path }.map { object -> DBusValue.DictEntry in
+            .init(.objectPath(object.path), Self.interfacesAndProperties(object.interfaces, at: object.path))
         }
         return .dictionary(key: "o", value: "a{sa{sv}}", entries)
     }
@@ -472,7 +509,7 @@ extension Connection {
     public func export(_ interfaces: [ExportedInterface], at path: String, announce: Bool = true) throws {
         guard ObjectPath.isValid(path) else { throw DBusEncodingError("'\(path)' is not a valid object path") }
         for interface in interfaces { try interface.validate() }
-        objects.state.withLock { $0.objects[path] = interfaces }
+        objects.state.withLock { $0[path] = interfaces }
         if announce, let manager = objects.manager(above: path) {
             try? emit(
                 path: manager, interface: StandardInterfaces.objectManager, member: "InterfacesAdded",
@@ -487,14 +524,21 @@ extension Connection {
         for path in paths where !ObjectPath.isValid(path) { throw DBusEncodingError("'\(path)' is not a valid object path") }
         for interface in interfaces { try interface.validate() }
         objects.state.withLock { state in
-            state.objects.reserveCapacity(state.objects.count + paths.count)
-            for path in paths { state.objects[path] = interfaces }
+            // Objects exported together usually share their parent: room for all at once.
+            if let first = paths.first {
+                let parent = ObjectServer.split(first).parent
+                state.objects[parent, default: [:]].reserveCapacity((state.objects[parent]?.count ?? 0) + paths.count)
+            }
+            for path in paths { state[path] = interfaces }
         }
     }
 
     /// Stops serving `path`. Under an ObjectManager this emits `InterfacesRemoved`.
     public func unexport(_ path: String) {
-        let removed = objects.state.withLock { $0.objects.removeValue(forKey: path) }
+        let removed = objects.state.withLock { state in
+            defer { state[path] = nil }
+            return state[path]
+        }
         guard let removed, let manager = objects.manager(above: path) else { return }
         try? emit(
             path: manager, interface: StandardInterfaces.objectManager, member: "InterfacesRemoved",

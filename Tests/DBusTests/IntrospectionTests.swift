@@ -119,6 +119,7 @@ struct IntrospectionTests {
             _ = try exportIntrospected(on: server, at: "/org/widgethost/Test/Tree/branch/one")
             _ = try exportIntrospected(on: server, at: "/org/widgethost/Test/Tree/branch/two")
             _ = try exportIntrospected(on: server, at: "/org/widgethost/Other")
+            _ = try exportIntrospected(on: server, at: "/Top")
             let destination = try #require(server.uniqueName)
 
             func introspect(_ path: String) async throws -> (interfaces: [String], children: [String]) {
@@ -130,7 +131,7 @@ struct IntrospectionTests {
             }
             let standard = ["org.freedesktop.DBus.Introspectable", "org.freedesktop.DBus.Peer"]
             let expected: [(String, [String])] = [
-                ("/", ["org"]),
+                ("/", ["Top", "org"]),
                 ("/org", ["widgethost"]),
                 ("/org/widgethost", ["Other", "Test"]),
                 ("/org/widgethost/Test", ["Tree"]),
@@ -142,6 +143,7 @@ struct IntrospectionTests {
                 #expect(node.children == children, "children of \(path)")
                 #expect(node.interfaces == standard, "interfaces of \(path)")
             }
+            #expect(try await introspect("/Top").interfaces.last == "org.widgethost.Test.Introspected")
             let leaf = try await introspect("/org/widgethost/Test/Tree/branch/two")
             #expect(leaf.children == [])
             #expect(leaf.interfaces.last == "org.widgethost.Test.Introspected")
@@ -158,7 +160,7 @@ struct IntrospectionTests {
             #expect(tree.succeeded, "\(tree)")
             let paths = tree.stdout.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
             #expect(
-                paths == ["/", "/org", "/org/widgethost", "/org/widgethost/Other", "/org/widgethost/Test", "/org/widgethost/Test/Tree", "/org/widgethost/Test/Tree/leaf"],
+                paths == ["/", "/Top", "/org", "/org/widgethost", "/org/widgethost/Other", "/org/widgethost/Test", "/org/widgethost/Test/Tree", "/org/widgethost/Test/Tree/leaf"],
                 "\(tree)")
         }
     }
