@@ -207,6 +207,9 @@ public actor HostService: Service, CustomStringConvertible {
         ownerChanges = try await connection.nameOwnerChanges()
         connection.addObjectManager(at: Host1Apps.objectPath)
         try openState()
+        // Reading the files left their text, their records and the paths
+        // exported freed but resident: the reader's locals are gone by now.
+        Allocator.returnFreePages()
         applyScan(await Self.scan(configuration.xdg))
         // What fell due while the host was not running.
         activityDeadlinePassed()

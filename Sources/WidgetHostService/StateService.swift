@@ -68,8 +68,6 @@ extension HostService {
         }
         // Opening may have left the files behind the model (a snapshot it could not write).
         armStorageRetry()
-        // Reading the files left their text and records freed but resident.
-        Allocator.returnFreePages()
         logger.info(
             "state restored",
             metadata: [
