@@ -117,7 +117,7 @@ struct DaemonTests {
         #expect(try await connection.nameOwner("org.widgethost.Host1") != nil)
         // Activated, it stays up and keeps serving.
         let again = try await fixture.cli(["apps", "--json"])
-        #expect(again.succeeded && again.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "[\n\n]" || again.stdout.contains("[]"), "\(again.stdout)\(again.stderr)")
+        #expect(again.succeeded && again.stdout == "[]\n", "\(again.stdout)\(again.stderr)")
         // Stop the activated host so the bus can go.
         let pid = try await connection.credentials(of: "org.widgethost.Host1").processID
         if let pid { kill(pid_t(pid), SIGTERM) }
@@ -132,6 +132,11 @@ struct DaemonTests {
         #expect(none.stderr.contains("no WidgetHost service"), "\(none.stderr)")
 
         try await fixture.startHost()
+        // Nothing known yet: an empty JSON array, as every JSON parser and jq read it.
+        for command in ["apps", "bundles", "widgets", "activities"] {
+            let empty = try await fixture.cli([command, "--json"])
+            #expect(empty.succeeded && empty.stdout == "[]\n", "\(command) --json: \(empty.stdout)\(empty.stderr)")
+        }
         let app = try await fixture.connect()
         defer { app.close() }
         #expect(try await app.requestName("org.example.TapMe") == .primaryOwner)
@@ -149,6 +154,9 @@ struct DaemonTests {
         #expect(parsed.first?["app_id"] as? String == "org.example.TapMe")
         #expect(parsed.first?["schemes"] as? [String] == ["tap-me-widget"])
         #expect(parsed.first?["registered"] as? Bool == true)
+        // Stable text: keys sorted, two spaces a level, the same on every run.
+        #expect(json.stdout.hasPrefix("[\n  {\n    \"app_id\": \"org.example.TapMe\",\n"), "\(json.stdout)")
+        #expect(try await fixture.cli(["apps", "--json"]).stdout == json.stdout)
 
         let noBus = try await runCommand(
             buildDirectory + "/widget-host", ["apps", "--address", "unix:path=/nonexistent/bus"], environment: fixture.environment)
