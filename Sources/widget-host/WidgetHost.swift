@@ -7,7 +7,7 @@ struct WidgetHost: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "widget-host",
         abstract: "Talk to the WidgetHost service (org.widgethost.Host1).",
-        version: WidgetHostVersion.current,
+        version: "widget-host \(WidgetHostVersion.current)",
         subcommands: [
             Apps.self, Bundles.self, Add.self, Widgets.self, Tap.self, Activities.self, TapActivity.self, Reload.self, Options.self, Timeline.self, Lint.self,
             Monitor.self,

@@ -2,6 +2,7 @@ import DBus
 import Foundation
 import PrivateBus
 import Testing
+import WidgetHostKit
 
 @Suite("widget-hostd", .timeLimit(.minutes(2)))
 struct DaemonTests {
@@ -121,6 +122,21 @@ struct DaemonTests {
         // Stop the activated host so the bus can go.
         let pid = try await connection.credentials(of: "org.widgethost.Host1").processID
         if let pid { kill(pid_t(pid), SIGTERM) }
+    }
+
+    @Test("--version prints each program's name and the version; the one binary called widget-hostd is the daemon")
+    func versions() async throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("widgethost-version-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        // As the package installs it: widget-hostd is a link to widget-host.
+        try FileManager.default.createSymbolicLink(atPath: dir.path + "/widget-hostd", withDestinationPath: buildDirectory + "/widget-host")
+        for (program, name) in [
+            (buildDirectory + "/widget-host", "widget-host"), (buildDirectory + "/widget-hostd", "widget-hostd"), (dir.path + "/widget-hostd", "widget-hostd"),
+        ] {
+            let result = try await runCommand(program, ["--version"])
+            #expect(result.succeeded && result.stdout == "\(name) \(WidgetHostVersion.current)\n", "\(program): \(result)")
+        }
     }
 
     @Test("widget-host apps prints a table and JSON; with no host it says so")
