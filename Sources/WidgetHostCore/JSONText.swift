@@ -56,6 +56,16 @@ extension JSONValue {
         writer.value(self)
         return writer.text
     }
+
+    /// The value as JSON text that reads the same each time, for people and
+    /// scripts: object keys sorted; `pretty` puts each item and member on a line
+    /// of its own, two spaces deeper per level, and writes an empty array or
+    /// object as `[]` or `{}`. A number that is not finite is `null`.
+    public func stableJSONText(pretty: Bool = false) -> String {
+        var writer = JSONWriter()
+        writer.stableValue(self, level: pretty ? 0 : nil)
+        return writer.text
+    }
 }
 
 /// The parser behind ``JSONValue/decode(_:lenient:)``: recursive descent over
@@ -456,6 +466,41 @@ public struct JSONWriter {
         case .string(let s): string(s)
         case .array(let items): array(items) { $0.value($1) }
         case .object(let fields): object(fields) { $0.value($1) }
+        }
+    }
+
+    /// ``value(_:)`` with object keys sorted; with a `level`, spread over
+    /// lines and indented to that level (``JSONValue/stableJSONText(pretty:)``).
+    mutating func stableValue(_ value: JSONValue, level: Int?) {
+        func newline(_ depth: Int) {
+            guard level != nil else { return }
+            bytes.append(0x0A)
+            bytes.append(contentsOf: repeatElement(UInt8(ascii: " "), count: 2 * depth))
+        }
+        let depth = level ?? 0
+        switch value {
+        case .array(let items) where !items.isEmpty:
+            bytes.append(UInt8(ascii: "["))
+            for (index, item) in items.enumerated() {
+                if index > 0 { bytes.append(UInt8(ascii: ",")) }
+                newline(depth + 1)
+                stableValue(item, level: level.map { $0 + 1 })
+            }
+            newline(depth)
+            bytes.append(UInt8(ascii: "]"))
+        case .object(let fields) where !fields.isEmpty:
+            bytes.append(UInt8(ascii: "{"))
+            for (index, key) in fields.keys.sorted().enumerated() {
+                if index > 0 { bytes.append(UInt8(ascii: ",")) }
+                newline(depth + 1)
+                string(key)
+                raw(level == nil ? ":" : ": ")
+                stableValue(fields[key]!, level: level.map { $0 + 1 })
+            }
+            newline(depth)
+            bytes.append(UInt8(ascii: "}"))
+        default:
+            self.value(value)
         }
     }
 

@@ -19,7 +19,7 @@ public struct WidgetHostd: AsyncParsableCommand {
             started it when started by D-Bus activation. SIGTERM and SIGINT stop it gracefully; losing the \
             bus makes it exit with status 1.
             """,
-        version: WidgetHostVersion.current)
+        version: "widget-hostd \(WidgetHostVersion.current)")
 
     @Option(name: .customLong("address"), help: "Connect to this D-Bus address instead of the session bus.")
     var address: String?

@@ -7,7 +7,7 @@ struct WidgetHost: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "widget-host",
         abstract: "Talk to the WidgetHost service (org.widgethost.Host1).",
-        version: WidgetHostVersion.current,
+        version: "widget-host \(WidgetHostVersion.current)",
         subcommands: [
             Apps.self, Bundles.self, Add.self, Widgets.self, Tap.self, Activities.self, TapActivity.self, Reload.self, Options.self, Timeline.self, Lint.self,
             Monitor.self,
@@ -65,15 +65,9 @@ func jsonValue(_ value: OptionValue) -> JSONValue {
     }
 }
 
-/// JSON text of `value`: keys sorted, slashes as they are; `pretty` spreads it over lines.
-func jsonText(_ value: JSONValue, pretty: Bool = false) -> String {
-    let encoder = JSONEncoder()
-    encoder.outputFormatting = pretty ? [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes] : [.sortedKeys, .withoutEscapingSlashes]
-    return (try? encoder.encode(value)).map { String(decoding: $0, as: UTF8.self) } ?? "null"
-}
-
+/// What --json prints: keys sorted, one item or member a line, `[]` when there is nothing.
 func printJSON(_ value: JSONValue) {
-    print(jsonText(value, pretty: true))
+    print(value.stableJSONText(pretty: true))
 }
 
 /// Everything on standard input, until its end.
@@ -149,7 +143,7 @@ func describeDetails(_ details: [String: OptionValue]) -> String {
     details.keys.sorted().compactMap { key -> String? in
         let value = details[key]!
         if case .array(_, let items) = value, items.isEmpty { return nil }
-        return "\(key)=\(jsonText(jsonValue(value)))"
+        return "\(key)=\(jsonValue(value).stableJSONText())"
     }.joined(separator: " ")
 }
 

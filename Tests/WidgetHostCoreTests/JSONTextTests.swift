@@ -102,12 +102,38 @@ struct JSONTextTests {
         }
         for _ in 0..<500 {
             let value = random(0)
-            let text = value.jsonText
-            #expect(try JSONValue.decode(text).value == value, "\(text)")
-            #expect(try Self.foundation(text) == value, "\(text)")
+            for text in [value.jsonText, value.stableJSONText(), value.stableJSONText(pretty: true)] {
+                #expect(try JSONValue.decode(text).value == value, "\(text)")
+                #expect(try Self.foundation(text) == value, "\(text)")
+            }
         }
         #expect(JSONValue.string("a\u{1}\n\"\\/é").jsonText == #""a\u0001\n\"\\/é""#)
         #expect(JSONValue.number(.nan).jsonText == "null")
+    }
+
+    @Test("Stable text sorts keys, writes empty containers as [] and {} and a number that is not finite as null")
+    func stableText() {
+        #expect(JSONValue.array([]).stableJSONText(pretty: true) == "[]")
+        #expect(JSONValue.object([:]).stableJSONText(pretty: true) == "{}")
+        let value = JSONValue.object([
+            "b": .array([.integer(1), .array([]), .object([:])]), "a": .number(.infinity), "c": .object(["z": .null, "y": .string("/")]),
+        ])
+        #expect(value.stableJSONText() == #"{"a":null,"b":[1,[],{}],"c":{"y":"/","z":null}}"#)
+        #expect(
+            value.stableJSONText(pretty: true) == """
+                {
+                  "a": null,
+                  "b": [
+                    1,
+                    [],
+                    {}
+                  ],
+                  "c": {
+                    "y": "/",
+                    "z": null
+                  }
+                }
+                """)
     }
 
     @Test("Journal records and snapshots written by hand read back through the Codable conformances as the same values")

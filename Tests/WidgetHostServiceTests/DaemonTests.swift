@@ -2,6 +2,7 @@ import DBus
 import Foundation
 import PrivateBus
 import Testing
+import WidgetHostKit
 
 @Suite("widget-hostd", .timeLimit(.minutes(2)))
 struct DaemonTests {
@@ -117,10 +118,25 @@ struct DaemonTests {
         #expect(try await connection.nameOwner("org.widgethost.Host1") != nil)
         // Activated, it stays up and keeps serving.
         let again = try await fixture.cli(["apps", "--json"])
-        #expect(again.succeeded && again.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "[\n\n]" || again.stdout.contains("[]"), "\(again.stdout)\(again.stderr)")
+        #expect(again.succeeded && again.stdout == "[]\n", "\(again.stdout)\(again.stderr)")
         // Stop the activated host so the bus can go.
         let pid = try await connection.credentials(of: "org.widgethost.Host1").processID
         if let pid { kill(pid_t(pid), SIGTERM) }
+    }
+
+    @Test("--version prints each program's name and the version; the one binary called widget-hostd is the daemon")
+    func versions() async throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("widgethost-version-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        // As the package installs it: widget-hostd is a link to widget-host.
+        try FileManager.default.createSymbolicLink(atPath: dir.path + "/widget-hostd", withDestinationPath: buildDirectory + "/widget-host")
+        for (program, name) in [
+            (buildDirectory + "/widget-host", "widget-host"), (buildDirectory + "/widget-hostd", "widget-hostd"), (dir.path + "/widget-hostd", "widget-hostd"),
+        ] {
+            let result = try await runCommand(program, ["--version"])
+            #expect(result.succeeded && result.stdout == "\(name) \(WidgetHostVersion.current)\n", "\(program): \(result)")
+        }
     }
 
     @Test("widget-host apps prints a table and JSON; with no host it says so")
@@ -132,6 +148,11 @@ struct DaemonTests {
         #expect(none.stderr.contains("no WidgetHost service"), "\(none.stderr)")
 
         try await fixture.startHost()
+        // Nothing known yet: an empty JSON array, as every JSON parser and jq read it.
+        for command in ["apps", "bundles", "widgets", "activities"] {
+            let empty = try await fixture.cli([command, "--json"])
+            #expect(empty.succeeded && empty.stdout == "[]\n", "\(command) --json: \(empty.stdout)\(empty.stderr)")
+        }
         let app = try await fixture.connect()
         defer { app.close() }
         #expect(try await app.requestName("org.example.TapMe") == .primaryOwner)
@@ -149,6 +170,9 @@ struct DaemonTests {
         #expect(parsed.first?["app_id"] as? String == "org.example.TapMe")
         #expect(parsed.first?["schemes"] as? [String] == ["tap-me-widget"])
         #expect(parsed.first?["registered"] as? Bool == true)
+        // Stable text: keys sorted, two spaces a level, the same on every run.
+        #expect(json.stdout.hasPrefix("[\n  {\n    \"app_id\": \"org.example.TapMe\",\n"), "\(json.stdout)")
+        #expect(try await fixture.cli(["apps", "--json"]).stdout == json.stdout)
 
         let noBus = try await runCommand(
             buildDirectory + "/widget-host", ["apps", "--address", "unix:path=/nonexistent/bus"], environment: fixture.environment)
