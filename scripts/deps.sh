@@ -1,7 +1,7 @@
 # Debian packages WidgetHost builds and tests with. Sourced by scripts/demo,
 # scripts/test and .ci/run, so there is one list.
 #   libdbus-1-dev pkg-config  the binding's systemLibrary (pkg-config dbus-1)
-#   dbus                      dbus-daemon and dbus-run-session: the private test buses
+#   dbus                      dbus-daemon: the private buses of the tests and the demo
 #   systemd                   busctl, a client the tests drive the host with
 #   libglib2.0-bin            gdbus, the other client
 #   python3 python3-gi        a real GApplication as a host app
