@@ -26,7 +26,6 @@ struct DemoTests {
         let mark = UUID().uuidString
         let script = #"WIDGETHOST_DEMO_MARK="$2" "$0"; echo $? > "$1""#
 
-        let started = Date()
         let run = Task {
             try await runCommand(
                 "/bin/bash", ["-c", script, repositoryRoot.path + "/scripts/demo", status.path, mark], environment: environment,
@@ -36,7 +35,6 @@ struct DemoTests {
         // note it and end it (a process left holding the demo's output would also
         // keep the command from finishing).
         _ = await eventually(timeout: 150) { FileManager.default.fileExists(atPath: status.path) }
-        let seconds = Date().timeIntervalSince(started)
         let left = processesMarked("WIDGETHOST_DEMO_MARK", mark)
         for line in left { kill(pid_t(line.prefix { $0.isNumber })!, SIGKILL) }
         let result = try await run.value
@@ -48,7 +46,6 @@ struct DemoTests {
         #expect(left.isEmpty, "the demo left these running: \(left)")
         let kept = (try? FileManager.default.contentsOfDirectory(atPath: scratch.path)) ?? []
         #expect(kept.isEmpty, "the demo left \(kept) in its TMPDIR")
-        #expect(seconds < 60, "the demo took \(Int(seconds)) s")
 
         // What the demo shows along the way: the app received the tap with its token,
         // the timeline changed the widget by itself, the restart kept the widgets,
