@@ -2,8 +2,8 @@ import Foundation
 import PrivateBus
 import Testing
 
-/// The documents' shell blocks, run in order in one session as a person pasting
-/// them would (see DocRunner.swift): every command prints what the document shows.
+/// The README's shell blocks, run in order in one session as a person pasting
+/// them would (see DocRunner.swift): every command prints what the README shows.
 @Suite("Documents run as written", .timeLimit(.minutes(5)))
 struct DocumentTests {
     static let sample = """
@@ -54,6 +54,12 @@ struct DocumentTests {
         let differences = try await DocSession.run(DocStep.steps(Self.sample))
         #expect(differences.map(\.step.command) == ["echo wrong", "false"], "\(differences)")
     }
+
+    @Test("README.md, run in order, prints what it shows")
+    func readme() async throws {
+        try await DocSession.check(
+            "README.md", skipping: ["scripts/demo", "scripts/test", "packaging/build-deb", "sudo apt install", "swift run -c release"])
+    }
 }
 
 /// The project's reference is `docs/`: every citation of it points at a file
@@ -85,7 +91,7 @@ struct DocsCitationTests {
         let root = repositoryRoot.path
         var cited = 0
         for (file, text) in try Self.texts() {
-            for match in text.matches(of: #/docs/([a-z-]+\.md)(#[a-z0-9_-]+)?/#) {
+            for match in text.matches(of: #/docs/([A-Za-z/-]+\.md)(#[a-z0-9_-]+)?/#) {
                 cited += 1
                 let target = root + "/docs/" + match.1
                 guard let doc = try? String(contentsOfFile: target, encoding: .utf8) else {
