@@ -17,6 +17,10 @@ Tap it with `widget-host tap-activity a1 expanded map` (or gdbus, see the
 README) and watch this program print the URL. It runs until it is stopped
 (Ctrl-C, SIGTERM), or until the bus goes away; the activity stays, as a
 delivery goes on when its app is closed, and ends by itself after 8 hours.
+Installed with its desktop entry and D-Bus service file
+(org.example.Delivery.desktop.in and org.example.Delivery.service.in), the bus
+starts it with --gapplication-service when a tap is delivered and it is not
+running.
 """
 import os
 import signal

@@ -23,10 +23,11 @@ every widget of the app (ReloadAllTimelines, outside the daily budget).
 
 It prints a line for each thing it is asked (a timeline, the hero options, an
 action, a URL) and runs until it is stopped (Ctrl-C, SIGTERM), or until the bus
-goes away. Installed with its desktop entry (org.example.EmojiRangers.desktop)
-and a D-Bus service file whose Exec ends in --gapplication-service, the bus
-starts it when the host calls its provider or delivers a tap and it is not
-running.
+goes away. Installed with its desktop entry and D-Bus service file
+(org.example.EmojiRangers.desktop.in and org.example.EmojiRangers.service.in,
+see the README's "Making an app D-Bus-activatable"), the bus starts it with
+--gapplication-service when the host calls its provider or delivers a tap and
+it is not running.
 
 Environment (all optional):
   EMOJI_RANGERS_STEP          seconds between timeline entries (default 10)
