@@ -17,7 +17,9 @@ public final class PrivateBus: @unchecked Sendable {
 
     /// Starts the daemon. `environment` is what activated services inherit
     /// (the daemon passes its own environment on); defaults to this process's.
-    public init(environment: [String: String]? = nil, daemon: String = "dbus-daemon") throws {
+    /// `serviceDirectories` are searched for activation files after
+    /// `serviceDirectory`, as a session bus searches `~/.local/share/dbus-1/services`.
+    public init(environment: [String: String]? = nil, daemon: String = "dbus-daemon", serviceDirectories: [String] = []) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("widgethost-bus-\(UUID().uuidString.prefix(8))")
         serviceDirectory = directory.appendingPathComponent("services")
         try FileManager.default.createDirectory(at: serviceDirectory, withIntermediateDirectories: true)
@@ -29,6 +31,7 @@ public final class PrivateBus: @unchecked Sendable {
           <type>session</type>
           <listen>unix:dir=\(directory.path)</listen>
           <servicedir>\(serviceDirectory.path)</servicedir>
+        \(serviceDirectories.map { "  <servicedir>\($0)</servicedir>\n" }.joined())\
           <auth>EXTERNAL</auth>
           <policy context="default">
             <allow send_destination="*" eavesdrop="true"/>

@@ -297,7 +297,7 @@ extension HostFixture {
     func installEmojiRangers(_ extra: [String: String] = [:]) throws -> String {
         try installActivatable(
             "org.example.EmojiRangers", script: "examples/emoji-rangers/emoji_rangers_app.py",
-            entry: "examples/emoji-rangers/org.example.EmojiRangers.desktop", recordVariable: "EMOJI_RANGERS_RECORD",
+            entry: "examples/emoji-rangers/org.example.EmojiRangers.desktop.in", recordVariable: "EMOJI_RANGERS_RECORD",
             settings: ["EMOJI_RANGERS_LINGER": "30"].merging(extra) { _, new in new })
     }
 

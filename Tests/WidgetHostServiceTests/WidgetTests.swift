@@ -361,7 +361,8 @@ extension HostFixture {
     }
 
     /// A python GApplication of the repository installed as a DBusActivatable
-    /// desktop entry (its `Exec=/usr/bin/python3 NAME.py` made absolute) with
+    /// desktop entry (its `Exec=/usr/bin/python3 NAME.py` made absolute, an
+    /// example's `@EXAMPLES@` filled in) with
     /// its D-Bus service file, which passes `settings` and the record file in
     /// `recordVariable` through the environment. Returns the record file.
     func installActivatable(
@@ -371,7 +372,8 @@ extension HostFixture {
         let record = root.appendingPathComponent("\(appID).jsonl").path
         var text = try String(contentsOf: repositoryRoot.appendingPathComponent(entry), encoding: .utf8)
         let name = (script as NSString).lastPathComponent
-        text = text.replacingOccurrences(of: "Exec=/usr/bin/python3 \(name)", with: "Exec=/usr/bin/python3 \(scriptPath)") + extraKeys
+        text = text.replacingOccurrences(of: "Exec=/usr/bin/python3 \(name)", with: "Exec=/usr/bin/python3 \(scriptPath)")
+            .replacingOccurrences(of: "@EXAMPLES@", with: repositoryRoot.appendingPathComponent("examples").path) + extraKeys
         try text.write(to: dataDir.appendingPathComponent("applications/\(appID).desktop"), atomically: true, encoding: .utf8)
         let environment = settings.merging([recordVariable: record]) { _, new in new }
             .sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")

@@ -7,12 +7,20 @@ the Live Activity in activity.json with GDBus — the same StartActivity call
 `gdbus call` makes, but on the connection that holds the app's registration,
 which is the only one allowed to start, update or end the app's activities —
 counts the minutes down with Update, and prints every URL it is asked to open.
+It starts its activity once: when the host already has one of the app's
+activities that has not ended (the app ran before; the host keeps activities
+across restarts), it goes on with that one.
 
     /usr/bin/python3 examples/delivery/delivery_app.py
 
 Tap it with `widget-host tap-activity a1 expanded map` (or gdbus, see the
-README) and watch this program print the URL. It ends the activity and quits
-after 60 seconds.
+README) and watch this program print the URL. It runs until it is stopped
+(Ctrl-C, SIGTERM), or until the bus goes away; the activity stays, as a
+delivery goes on when its app is closed, and ends by itself after 8 hours.
+Installed with its desktop entry and D-Bus service file
+(org.example.Delivery.desktop.in and org.example.Delivery.service.in), the bus
+starts it with --gapplication-service when a tap is delivered and it is not
+running.
 """
 import os
 import signal
@@ -50,17 +58,33 @@ class Delivery(Gio.Application):
             "protocol": GLib.Variant("s", "freedesktop"),
             "schemes": GLib.Variant("as", ["delivery-tracker"]),
         }))
-        with open(os.path.join(HERE, "activity.json"), encoding="utf-8") as f:
-            content = f.read()
-        (self.activity,) = self.host("LiveActivities", "StartActivity", "(sssa{sv})", (APP_ID, "DeliveryAttributes", content, {
-            "attributes": GLib.Variant("a{sv}", {"order": GLib.Variant("s", "1234")}),
-            "state": self.state(),
-            "stale_date": GLib.Variant("x", int(time.time()) + 3600),
-            "relevance": GLib.Variant("d", 5.0),
-        }))
-        print(f"started {self.activity.rsplit('/', 1)[-1]} ({self.activity})", flush=True)
+        self.activity = self.running_activity()
+        if self.activity:
+            self.host("LiveActivity", "Update", "(sa{sv})", ("", {"state": self.state()}), path=self.activity)
+            print(f"went on with {self.activity.rsplit('/', 1)[-1]} ({self.activity}), started before", flush=True)
+        else:
+            with open(os.path.join(HERE, "activity.json"), encoding="utf-8") as f:
+                content = f.read()
+            (self.activity,) = self.host("LiveActivities", "StartActivity", "(sssa{sv})", (APP_ID, "DeliveryAttributes", content, {
+                "attributes": GLib.Variant("a{sv}", {"order": GLib.Variant("s", "1234")}),
+                "state": self.state(),
+                "stale_date": GLib.Variant("x", int(time.time()) + 3600),
+                "relevance": GLib.Variant("d", 5.0),
+            }))
+            print(f"started {self.activity.rsplit('/', 1)[-1]} ({self.activity})", flush=True)
+        print(f"Delivery is ready; Ctrl-C or kill {os.getpid()} stops it.", flush=True)
         GLib.timeout_add_seconds(20, self.tick)
-        GLib.timeout_add_seconds(60, self.finish)
+
+    def running_activity(self):
+        """The path of the app's Live Activity that has not ended, if the host has one."""
+        bus = self.get_dbus_connection()
+        (objects,) = bus.call_sync(HOST, ROOT, "org.freedesktop.DBus.ObjectManager", "GetManagedObjects", None, None,
+                                   Gio.DBusCallFlags.NONE, 10000, None).unpack()
+        for path, interfaces in sorted(objects.items()):
+            activity = interfaces.get("org.widgethost.Host1.LiveActivity")
+            if activity and activity.get("AppId") == APP_ID and activity.get("EndDate", 0) == 0:
+                return path
+        return None
 
     def state(self):
         return GLib.Variant("a{sv}", {
@@ -80,12 +104,6 @@ class Delivery(Gio.Application):
         for f in files:
             print(f"Delivery opened {f.get_uri()}", flush=True)
 
-    def finish(self):
-        try:
-            self.host("LiveActivity", "End", "(a{sv})", ({"dismissal": GLib.Variant("s", "immediate")},), path=self.activity)
-        finally:
-            self.release()
-        return False
 
 
 if __name__ == "__main__":
@@ -94,4 +112,7 @@ if __name__ == "__main__":
     app = Delivery()
     for signum in (signal.SIGINT, signal.SIGTERM):
         GLib.unix_signal_add(GLib.PRIORITY_DEFAULT, signum, lambda: app.quit() or GLib.SOURCE_REMOVE)
-    sys.exit(app.run([sys.argv[0]]))
+    if "--gapplication-service" not in sys.argv and app.register(None) and app.get_is_remote():
+        print("Delivery already runs; it keeps its activity.", flush=True)
+        sys.exit(0)
+    sys.exit(app.run(sys.argv))  # --gapplication-service when the bus starts it

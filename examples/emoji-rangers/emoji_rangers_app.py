@@ -9,7 +9,8 @@ through org.freedesktop.Application) and publishes its widget bundle
 dbus/org.widgethost.Provider1.xml:
 
 - GetTimeline: for EmojiRangerWidget, the configured hero's health recovering
-  entry by entry (20 points every STEP seconds, up to 100), policy at-end; for
+  entry by entry (20 points every STEP seconds, up to 100, from START_HEALTH
+  when the app is first asked about the hero), policy at-end; for
   LeaderboardWidget, one entry with every hero as a link, policy never.
 - ProvideOptions: the heroes, for the dynamic 'hero' parameter.
 
@@ -18,15 +19,19 @@ hero id) heals the hero at once; the host then reloads the widget, and the new
 timeline shows full health. The action 'reloadAll' asks the host to reload
 every widget of the app (ReloadAllTimelines, outside the daily budget).
 
-    /usr/bin/python3 examples/emoji-rangers/emoji_rangers_app.py [APP_ID] [--gapplication-service]
+    /usr/bin/python3 examples/emoji-rangers/emoji_rangers_app.py [APP_ID] [--gapplication-service] [URL…]
 
-Installed with its desktop entry (org.example.EmojiRangers.desktop) and a D-Bus
-service file whose Exec ends in --gapplication-service, the bus starts it when
-the host calls its provider and it is not running.
+It prints a line for each thing it is asked (a timeline, the hero options, an
+action, a URL) and runs until it is stopped (Ctrl-C, SIGTERM), or until the bus
+goes away. Installed with its desktop entry and D-Bus service file
+(org.example.EmojiRangers.desktop.in and org.example.EmojiRangers.service.in,
+see the README's "Making an app D-Bus-activatable"), the bus starts it with
+--gapplication-service when the host calls its provider or delivers a tap and
+it is not running.
 
 Environment (all optional):
   EMOJI_RANGERS_STEP          seconds between timeline entries (default 10)
-  EMOJI_RANGERS_START_HEALTH  every hero's health at start, 0-100 (default 40)
+  EMOJI_RANGERS_START_HEALTH  a hero's health when the app is first asked about it, 0-100 (default 40)
   EMOJI_RANGERS_LINGER        seconds to stay up after the last call; unset: forever
   EMOJI_RANGERS_RECORD        a file to append one JSON line per call to (for tests)
   EMOJI_RANGERS_CRASH         "timeline": die (exit 70) on GetTimeline without answering
@@ -83,9 +88,8 @@ class EmojiRangers(Gio.Application):
     def __init__(self, app_id, flags):
         super().__init__(application_id=app_id, flags=flags)
         self.step = float(env("EMOJI_RANGERS_STEP", "10"))
-        start = max(0, min(100, int(env("EMOJI_RANGERS_START_HEALTH", "40"))))
-        now = time.time()
-        self.health = {hero: (start, now) for hero, _, _ in HEROES}  # health at a time
+        self.start_health = max(0, min(100, int(env("EMOJI_RANGERS_START_HEALTH", "40"))))
+        self.health = {}  # hero: (health, since when), from the first time the app is asked about the hero
         linger = env("EMOJI_RANGERS_LINGER")
         self.linger = float(linger) if linger else None
         self.linger_timer = 0
@@ -99,13 +103,17 @@ class EmojiRangers(Gio.Application):
     # -- bookkeeping -------------------------------------------------------
 
     def record(self, call, **fields):
-        line = json.dumps(dict(call=call, app_id=self.get_application_id(), pid=os.getpid(), time=time.time(), **fields))
+        """Notes a call: a JSON line in EMOJI_RANGERS_RECORD, when set."""
         path = env("EMOJI_RANGERS_RECORD")
         if path:
+            line = json.dumps(dict(call=call, app_id=self.get_application_id(), pid=os.getpid(), time=time.time(), **fields))
             with open(path, "a", encoding="utf-8") as f:
                 f.write(line + "\n")
-        print(line if not path else f"{call} {fields}", flush=True)
         self.touch()
+
+    @staticmethod
+    def say(text):
+        print(text, flush=True)
 
     def touch(self):
         """Stay up LINGER seconds after the latest call (forever without LINGER)."""
@@ -124,7 +132,7 @@ class EmojiRangers(Gio.Application):
         return GLib.SOURCE_REMOVE
 
     def health_at(self, hero, when):
-        health, since = self.health[hero]
+        health, since = self.health.setdefault(hero, (self.start_health, when))
         steps = int((when - since) / self.step) if self.step > 0 else 0
         return min(100, health + steps * HEAL_PER_STEP)
 
@@ -163,7 +171,7 @@ class EmojiRangers(Gio.Application):
             print(f"could not register with WidgetHost: {error.message}", file=sys.stderr, flush=True)
             return
         self.record("registered")
-        print(f"registered {app_id}", flush=True)
+        self.say(f"registered {app_id}; Ctrl-C or kill {os.getpid()} stops it.")
 
     @staticmethod
     def host(bus, interface, method, signature, args):
@@ -183,12 +191,15 @@ class EmojiRangers(Gio.Application):
                     return
                 self.maybe_crash()
                 entries, policy = self.timeline(kind, configuration)
+                count = f"{len(entries)} entries" if len(entries) != 1 else "1 entry"
+                self.say(f"timeline of {kind} {dict(configuration)}: {count}, {policy}")
                 invocation.return_value(GLib.Variant("(a(xs)sx)", (entries, policy, 0)))
             elif method == "ProvideOptions":
                 kind, parameter, configuration = args
                 self.record("options", kind=kind, parameter=parameter, configuration=configuration)
                 if (kind, parameter) != ("EmojiRangerWidget", "hero"):
                     raise ValueError("UnknownParameter", f"{kind} has no dynamic parameter '{parameter}'; only EmojiRangerWidget's hero")
+                self.say(f"options of {parameter}: {', '.join(hero for hero, _, _ in HEROES)}")
                 invocation.return_value(GLib.Variant("(a(ss))", ([(hero, f"{emoji} {name}") for hero, emoji, name in HEROES],)))
         except ValueError as error:
             name, message = error.args
@@ -251,12 +262,13 @@ class EmojiRangers(Gio.Application):
     def super_charge(self, action, parameter):
         hero = parameter.unpack()
         self.record("action", action="superCharge", parameter=hero)
-        if hero in self.health:
+        if hero in (h for h, _, _ in HEROES):
             self.health[hero] = (100, time.time())
-            print(f"super charged {hero}", flush=True)
+            self.say(f"super charged {hero}")
 
     def reload_all(self, action, parameter):
         self.record("action", action="reloadAll", parameter=None)
+        self.say("reloading every widget")
         bus = self.get_dbus_connection()
         bus.call(HOST, ROOT, "org.widgethost.Host1.Widgets", "ReloadAllTimelines",
                  GLib.Variant("(s)", (self.get_application_id(),)), None, Gio.DBusCallFlags.NONE, 10000, None, None)
@@ -267,20 +279,24 @@ class EmojiRangers(Gio.Application):
     def do_open(self, files, n_files, hint):
         self.record("open", uris=[f.get_uri() for f in files])
         for f in files:
-            print(f"showing {f.get_uri().rsplit('/', 1)[-1]}", flush=True)
+            self.say(f"showing {f.get_uri().rsplit('/', 1)[-1]}")
 
 
 def main(argv):
     args = argv[1:]
     service = "--gapplication-service" in args
     args = [a for a in args if a != "--gapplication-service"]
-    app_id = args.pop(0) if args and not args[0].startswith("-") else APP_ID
+    # An app id first (tests run the app under other ids); URLs to open after it.
+    app_id = args.pop(0) if args and not args[0].startswith("-") and ":" not in args[0] else APP_ID
     flags = Gio.ApplicationFlags.HANDLES_OPEN | (Gio.ApplicationFlags.IS_SERVICE if service else 0)
     app = EmojiRangers(app_id, flags)
     # A parent may have blocked these; the app must stop when asked to.
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
     for signum in (signal.SIGINT, signal.SIGTERM):
         GLib.unix_signal_add(GLib.PRIORITY_DEFAULT, signum, lambda: app.quit() or GLib.SOURCE_REMOVE)
+    if not service and app.register(None) and app.get_is_remote():
+        print(f"{app_id} already runs.", flush=True)
+        return 0
     return app.run([argv[0]] + args)
 
 
