@@ -12,7 +12,8 @@
 #                             the board's tests: a virtual display, the accessibility
 #                             tree to find what is on screen, real pointer clicks
 #   fonts-noto-color-emoji    the examples' emoji, drawn in the board's screenshots
-WIDGETHOST_DEBS=(libdbus-1-dev pkg-config dbus systemd libglib2.0-bin python3 python3-gi help2man bubblewrap gir1.2-gtk-4.0 at-spi2-core python3-pyatspi xvfb xdotool fonts-noto-color-emoji)
+#   libglib2.0-dev            GLib's headers: docs/guides/app.md compiles a GApplication in C
+WIDGETHOST_DEBS=(libdbus-1-dev pkg-config dbus systemd libglib2.0-bin python3 python3-gi help2man bubblewrap gir1.2-gtk-4.0 at-spi2-core python3-pyatspi xvfb xdotool fonts-noto-color-emoji libglib2.0-dev)
 
 # Installs whichever of the packages are missing (with sudo when not root).
 ensure_packages() {

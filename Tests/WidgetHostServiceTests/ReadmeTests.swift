@@ -2,8 +2,9 @@ import Foundation
 import PrivateBus
 import Testing
 
-/// The README's shell blocks, run in order in one session as a person pasting
-/// them would (see DocRunner.swift): every command prints what the README shows.
+/// The shell blocks of the README and the guides, each document run in order in
+/// one session as a person pasting them would (see DocRunner.swift): every
+/// command prints what the document shows.
 @Suite("Documents run as written", .timeLimit(.minutes(5)))
 struct DocumentTests {
     static let sample = """
@@ -59,6 +60,16 @@ struct DocumentTests {
     func readme() async throws {
         try await DocSession.check(
             "README.md", skipping: ["scripts/demo", "scripts/test", "packaging/build-deb", "sudo apt install", "swift run -c release"])
+    }
+
+    @Test("docs/guides/app.md, run in order, prints what it shows")
+    func appGuide() async throws {
+        try await DocSession.check("docs/guides/app.md")
+    }
+
+    @Test("docs/guides/renderer.md, run in order, prints what it shows")
+    func rendererGuide() async throws {
+        try await DocSession.check("docs/guides/renderer.md")
     }
 }
 

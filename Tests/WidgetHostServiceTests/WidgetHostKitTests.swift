@@ -208,7 +208,7 @@ struct WidgetHostKitTests {
         let app = try fixture.launch(buildDirectory + "/tap-me-swift", environment: ["TAP_ME_SECONDS": "30"])
         defer { app.stop() }
         let printed = app.printed
-        #expect(await eventually { printed().contains("Tap Me is ready.") }, "\(printed())")
+        #expect(await eventually { printed().contains("Tap Me is ready;") }, "\(printed())")
         let renderer = buildDirectory + "/widget-renderer"
         let list = try await runCommand(renderer, ["list"], environment: fixture.environment)
         #expect(list.stdout.split(separator: "\n").count == 5, "\(list.stdout)\(list.stderr)")

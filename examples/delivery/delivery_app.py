@@ -6,7 +6,8 @@ It registers with the host on its own D-Bus connection (protocol
 the Live Activity in activity.json with GDBus — the same StartActivity call
 `gdbus call` makes, but on the connection that holds the app's registration,
 which is the only one allowed to start, update or end the app's activities —
-counts the minutes down with Update, and prints every URL it is asked to open.
+counts the minutes down with Update, once a minute, and prints every URL it is
+asked to open.
 It starts its activity once: when the host already has one of the app's
 activities that has not ended (the app ran before; the host keeps activities
 across restarts), it goes on with that one.
@@ -73,7 +74,7 @@ class Delivery(Gio.Application):
             }))
             print(f"started {self.activity.rsplit('/', 1)[-1]} ({self.activity})", flush=True)
         print(f"Delivery is ready; Ctrl-C or kill {os.getpid()} stops it.", flush=True)
-        GLib.timeout_add_seconds(20, self.tick)
+        GLib.timeout_add_seconds(60, self.tick)  # the ETA is in minutes
 
     def running_activity(self):
         """The path of the app's Live Activity that has not ended, if the host has one."""

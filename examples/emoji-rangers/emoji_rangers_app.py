@@ -25,7 +25,7 @@ It prints a line for each thing it is asked (a timeline, the hero options, an
 action, a URL) and runs until it is stopped (Ctrl-C, SIGTERM), or until the bus
 goes away. Installed with its desktop entry and D-Bus service file
 (org.example.EmojiRangers.desktop.in and org.example.EmojiRangers.service.in,
-see the README's "Making an app D-Bus-activatable"), the bus starts it with
+see docs/guides/app.md#make-the-app-d-bus-activatable), the bus starts it with
 --gapplication-service when the host calls its provider or delivers a tap and
 it is not running.
 

@@ -16,8 +16,8 @@ what is missing.
 Tap a widget with `widget-host tap w1` (or gdbus, see the README) and watch
 this program print the URL. It runs until it is stopped (Ctrl-C, SIGTERM), or
 until the bus goes away. Installed with its desktop entry and D-Bus service
-file (org.example.TapMe.desktop.in and org.example.TapMe.service.in, see the
-README's "Making an app D-Bus-activatable"), the bus starts it with
+file (org.example.TapMe.desktop.in and org.example.TapMe.service.in, see
+docs/guides/app.md#make-the-app-d-bus-activatable), the bus starts it with
 --gapplication-service when a tap is delivered and it is not running.
 """
 import json

@@ -2,6 +2,10 @@
 // entry by entry, dynamic hero options, a ⚡ button whose action heals the
 // hero (the host then reloads the widget), and a Live Activity for a quest.
 //
+// It starts its quest once: when the host still has the app's quest (it ran
+// before), it goes on with that one. It runs until it is stopped (Ctrl-C,
+// SIGTERM), or for EMOJI_RANGERS_SECONDS when that is set, and then ends the quest.
+//
 //     swift run emoji-rangers-swift   (against a running widget-hostd)
 import Foundation
 import Synchronization
@@ -100,23 +104,35 @@ app.onPerformAction { action, parameter, _ in
 }
 app.onOpenURL { url, _ in say("showing \(url)") }
 try await app.connect()
-let quest = try await app.startActivity(
-    attributesType: "QuestAttributes",
-    content: ActivityViews(
-        widgetURL: "emoji-rangers://quest/1",
-        lockScreen: .hstack([
-            .text("🐳").font(size: 32),
-            .vstack([.text("Spouty is on a quest").font(weight: .bold), .text(bind: "state.minutes", format: "{} min left", placeholder: "On the way")])
-                .alignment("leading"),
-        ]).spacing(12),
-        // The times bind to the state, so an Update of "minutes" alone redraws them (docs/vocabulary.md#binding).
-        compactLeading: .text("🐳"), compactTrailing: .text(bind: "state.minutes", format: "{} min", placeholder: "…"),
-        minimal: .text("🐳"),
-        expanded: .vstack([
-            .text("Spouty's quest").font(size: 17, weight: .bold), .text(bind: "state.minutes", format: "{} min left", placeholder: "On the way"),
-        ]).spacing(6).padding(12)),
-    state: ["minutes": .int(12)])
-say("registered \(app.appID); quest \(quest) started")
-try await Task.sleep(for: .seconds(Double(ProcessInfo.processInfo.environment["EMOJI_RANGERS_SECONDS"] ?? "") ?? 300))
-try? await app.endActivity(quest, dismissal: "immediate")
+let renderer = try await WidgetHostRenderer.connect()
+let running = try await renderer.activities().first { $0.appID == app.appID && $0.attributesType == "QuestAttributes" && $0.endDate == nil }
+renderer.close()
+let quest: String
+if let running { quest = running.id } else { quest = try await startQuest() }
+/// Starts the quest Live Activity; its id.
+func startQuest() async throws -> String {
+    try await app.startActivity(
+        attributesType: "QuestAttributes",
+        content: ActivityViews(
+            widgetURL: "emoji-rangers://quest/1",
+            lockScreen: .hstack([
+                .text("🐳").font(size: 32),
+                .vstack([.text("Spouty is on a quest").font(weight: .bold), .text(bind: "state.minutes", format: "{} min left", placeholder: "On the way")])
+                    .alignment("leading"),
+            ]).spacing(12),
+            // The times bind to the state, so an Update of "minutes" alone redraws them (docs/vocabulary.md#binding).
+            compactLeading: .text("🐳"), compactTrailing: .text(bind: "state.minutes", format: "{} min", placeholder: "…"),
+            minimal: .text("🐳"),
+            expanded: .vstack([
+                .text("Spouty's quest").font(size: 17, weight: .bold), .text(bind: "state.minutes", format: "{} min left", placeholder: "On the way"),
+            ]).spacing(6).padding(12)),
+        state: ["minutes": .int(12)])
+}
+say("registered \(app.appID); quest \(quest) \(running == nil ? "started" : "goes on"); Ctrl-C or kill \(getpid()) stops it.")
+if let seconds = Double(ProcessInfo.processInfo.environment["EMOJI_RANGERS_SECONDS"] ?? "") {
+    try await Task.sleep(for: .seconds(seconds))
+    try? await app.endActivity(quest, dismissal: "immediate")
+} else {
+    while true { try await Task.sleep(for: .seconds(3600)) }
+}
 app.close()
