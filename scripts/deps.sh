@@ -12,8 +12,9 @@
 #                             the board's tests: a virtual display, the accessibility
 #                             tree to find what is on screen, real pointer clicks
 #   fonts-noto-color-emoji    the examples' emoji, drawn in the board's screenshots
-#   libglib2.0-dev            GLib's headers: docs/guides/app.md compiles a GApplication in C
-WIDGETHOST_DEBS=(libdbus-1-dev pkg-config dbus systemd libglib2.0-bin python3 python3-gi help2man bubblewrap gir1.2-gtk-4.0 at-spi2-core python3-pyatspi xvfb xdotool fonts-noto-color-emoji libglib2.0-dev)
+#   libglib2.0-dev gcc        GLib's headers and a C compiler: docs/guides/app.md compiles a GApplication in C
+#   libkf5dbusaddons-dev g++  KDBusService (KDE Frameworks) and Qt D-Bus: the same guide compiles a KDE app
+WIDGETHOST_DEBS=(libdbus-1-dev pkg-config dbus systemd libglib2.0-bin python3 python3-gi help2man bubblewrap gir1.2-gtk-4.0 at-spi2-core python3-pyatspi xvfb xdotool fonts-noto-color-emoji libglib2.0-dev gcc libkf5dbusaddons-dev g++)
 
 # Installs whichever of the packages are missing (with sudo when not root).
 ensure_packages() {
