@@ -71,6 +71,24 @@ struct DocumentTests {
     func rendererGuide() async throws {
         try await DocSession.check("docs/guides/renderer.md")
     }
+
+    /// Code a guide shows but does not run is quoted from a file the tests do
+    /// run, so it cannot drift from what works: the token minting from the
+    /// board (its tests click on a virtual display), the Swift app from the
+    /// example the app guide runs.
+    @Test("Code the guides quote without running is the repository's code, verbatim", arguments: [
+        ("docs/guides/renderer.md", "python", "renderers/gtk/widgetboard/board.py"),
+        ("docs/guides/app.md", "swift", "examples/swift/TapMe/main.swift"),
+    ])
+    func quotedCode(document: String, language: String, source: String) throws {
+        let text = try String(contentsOf: repositoryRoot.appendingPathComponent(document), encoding: .utf8)
+        let code = try String(contentsOf: repositoryRoot.appendingPathComponent(source), encoding: .utf8)
+        let blocks = text.components(separatedBy: "```\(language)\n").dropFirst().map { $0.components(separatedBy: "```\n")[0] }
+        #expect(!blocks.isEmpty, "\(document) quotes no \(language) code")
+        for block in blocks {
+            #expect(code.contains(block), "\(document) quotes \(language) code that \(source) does not have:\n\(block)")
+        }
+    }
 }
 
 /// The project's reference is `docs/`: every citation of it points at a file
