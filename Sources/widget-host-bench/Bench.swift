@@ -153,6 +153,11 @@ func say(_ line: String) {
 let binDirectory = URL(fileURLWithPath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0])
     .deletingLastPathComponent().path
 
+/// The widget-hostd a benchmark starts: `option` (such as the installed
+/// /usr/bin/widget-hostd, to measure what the package ships), else the one
+/// built beside the benchmark.
+func daemonPath(_ option: String?) -> String { option ?? binDirectory + "/widget-hostd" }
+
 /// Connects to `bus` once widget-hostd owns its name there (it was just started).
 func connectOnceHostIsUp(_ bus: PrivateBus, label: String) async throws -> Connection {
     let client = try await Connection.connect(.address(bus.address), label: label)
@@ -230,12 +235,15 @@ struct TapsBench: AsyncParsableCommand {
     @Option(help: "Taps in the pipelined run.") var pipelined = 50_000
     @Option(help: "Taps in flight in the pipelined run.") var window = 64
     @Option(help: "Placed-widget counts to measure at.") var scales: [Int] = [100, 10_000, 100_000]
+    @Option(help: "The widget-hostd to measure, such as the installed /usr/bin/widget-hostd (default: the one built beside this benchmark).")
+    var daemon: String?
 
     func run() async throws {
         let bus = try PrivateBus()
         defer { bus.stop() }
         let count = self.count, total = self.pipelined, window = self.window
         say("widget-host-bench taps — private bus, widget-hostd as its own process; renderer and org.widgethost.App1 app in plain libdbus")
+        say("daemon: \(daemonPath(daemon))")
         say("cores: \(ProcessInfo.processInfo.activeProcessorCount)")
 
         // Floor: a direct libdbus echo server, up for the whole run so that
@@ -247,7 +255,7 @@ struct TapsBench: AsyncParsableCommand {
 
         // The host as its own process.
         let host = Process()
-        host.executableURL = URL(fileURLWithPath: binDirectory + "/widget-hostd")
+        host.executableURL = URL(fileURLWithPath: daemonPath(daemon))
         // Its state goes to a fresh directory, in memory when /dev/shm exists: the
         // benchmark measures taps, not the disk that placing 100,000 widgets syncs to.
         let shm = FileManager.default.fileExists(atPath: "/dev/shm") ? "/dev/shm" : NSTemporaryDirectory()

@@ -18,9 +18,12 @@ struct ScaleBench: AsyncParsableCommand {
     @Option(help: "Placed-widget counts to measure at (besides none).") var scales: [Int] = [100, 10_000, 100_000]
     @Option(help: "Taps (and floor round trips) measured at each count.") var count = 1_000
     @Option(help: "Seconds to let the host settle before reading its memory.") var settle = 1.0
+    @Option(help: "The widget-hostd to measure, such as the installed /usr/bin/widget-hostd (default: the one built beside this benchmark).")
+    var daemon: String?
 
     func run() async throws {
         say("widget-host-bench scale — widget-hostd as its own process, restored from a state directory in \(Self.scratch)")
+        say("daemon: \(daemonPath(daemon))")
         say("cores: \(ProcessInfo.processInfo.activeProcessorCount)")
         say("")
         var idle = 0
@@ -76,7 +79,7 @@ struct ScaleBench: AsyncParsableCommand {
         defer { watcher.close() }
 
         let host = Process()
-        host.executableURL = URL(fileURLWithPath: binDirectory + "/widget-hostd")
+        host.executableURL = URL(fileURLWithPath: daemonPath(daemon))
         host.arguments = [
             "--address", bus.address, "--log-level", "warning", "--state-dir", stateDirectory, "--max-widgets-per-app", "1000000",
             "--max-app-bytes", "\(Footprint.Budgets.largestTotal)", "--max-host-bytes", "\(Footprint.Budgets.largestTotal)",
