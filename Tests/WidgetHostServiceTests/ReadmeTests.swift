@@ -58,6 +58,12 @@ struct DocumentTests {
 
     @Test("README.md, run in order, prints what it shows")
     func readme() async throws {
+        // The README shows the interfaces through both real clients, and what each prints.
+        let commands = DocStep.steps(try String(contentsOf: repositoryRoot.appendingPathComponent("README.md"), encoding: .utf8))
+        #expect(commands.filter { $0.command.hasPrefix("gdbus ") || $0.command.hasPrefix("busctl ") }.count >= 8)
+        #expect(commands.contains { $0.command.hasPrefix("gdbus call") && !$0.expected.isEmpty })
+        #expect(commands.contains { $0.command.hasPrefix("busctl --user call") && !$0.expected.isEmpty })
+        #expect(commands.contains { $0.expected.contains { $0.hasPrefix("Call failed: ") } }, "an error example, as busctl or gdbus words it")
         try await DocSession.check(
             "README.md", skipping: ["scripts/demo", "scripts/test", "packaging/build-deb", "sudo apt install", "swift run -c release"])
     }
