@@ -17,8 +17,8 @@ struct DocumentTests {
 
         echo "pid $$"
         # pid …
-        (sleep 0.5; echo from the job) &
-        echo next
+        (until [ -e ~/go ]; do sleep 0.05; done; echo from the job) &
+        touch ~/go; echo next
         # next
         # from the job
         printf 'a\\nb\\nc\\n'
@@ -42,7 +42,7 @@ struct DocumentTests {
     func reads() {
         let steps = DocStep.steps(Self.sample)
         #expect(steps.map(\.command) == [
-            "echo hello   # greets", "echo \"pid $$\"", "(sleep 0.5; echo from the job) &", "echo next", "printf 'a\\nb\\nc\\n'",
+            "echo hello   # greets", "echo \"pid $$\"", "(until [ -e ~/go ]; do sleep 0.05; done; echo from the job) &", "touch ~/go; echo next", "printf 'a\\nb\\nc\\n'",
             "echo wrong", "cat <<'EOF'\n# not a comment\nEOF", "false",
         ])
         #expect(steps.map(\.expected) == [["hello"], ["pid …"], [], ["next", "from the job"], ["a", "…"], ["right"], ["# not a comment"], []])
