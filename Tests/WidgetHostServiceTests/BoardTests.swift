@@ -181,9 +181,13 @@ struct BoardTests {
         #expect(map["uris"] as? [String] == ["delivery-tracker://order/1234/map"])
 
         // The lock-screen presentation, in the panel the Lock Screen button opens, binds the order and the ETA.
+        // The panel slides open too: the same up to three clicks.
         try await board.drive("click", "Lock Screen", "--role", "push button")
-        try await board.drive("find", "Order 1234", "--role", "label")
-        try await board.drive("click", "Order 1234", "--role", "label")
+        func openedStatus() -> Bool { board.records().contains { ($0["uris"] as? [String])?.first?.hasSuffix("/status") == true } }
+        for _ in 1...3 where !openedStatus() {
+            try await board.drive("click", "Order 1234", "--role", "label")
+            _ = await eventually(timeout: 3) { openedStatus() }
+        }
         let lock = try await board.waitForRecord { ($0["uris"] as? [String])?.first?.hasSuffix("/status") == true }
         #expect(lock["uris"] as? [String] == ["delivery-tracker://order/1234/status"], "the lock screen tree's own widgetURL")
     }

@@ -126,6 +126,20 @@ def find(name, role, timeout):
         time.sleep(0.05)
 
 
+def settled(name, role, timeout):
+    """What `find` finds, once it stands still: the same place and size in two
+    looks 0.15 s apart. A person clicks what has stopped moving; a revealer
+    sliding open or a window still being laid out moves what is in it."""
+    deadline = time.monotonic() + timeout
+    found = find(name, role, timeout)
+    while True:
+        time.sleep(0.15)
+        again = find(name, role, max(deadline - time.monotonic(), 0))
+        if all(again[k] == found[k] for k in ("x", "y", "width", "height")) or time.monotonic() > deadline:
+            return again
+        found = again
+
+
 def move_to(x, y):
     """Moves the pointer to x, y and waits until it is there (xdotool's --sync
     waits for a motion, so a pointer already there is left alone)."""
@@ -155,7 +169,7 @@ def main():
         else:
             sys.exit(f"drive.py: Tab never moved the keyboard focus to {options.args[0]!r}")
     elif options.command in ("find", "click", "hover"):
-        found = find(options.args[0], options.role, options.timeout)
+        found = (find if options.command == "find" else settled)(options.args[0], options.role, options.timeout)
         if options.command in ("click", "hover"):
             move_to(found["x"] + found["width"] // 2, found["y"] + found["height"] // 2)
         if options.command == "click":
