@@ -147,8 +147,9 @@ public struct WidgetBundle: Sendable, Equatable {
 /// write): a table of 100,000 widgets then holds 8 bytes per slot rather than
 /// the whole widget, in a table that keeps a quarter of its slots empty and
 /// moves every one each time it grows (docs/daemon.md#footprint). Its fields
-/// are ``Fields``'s, read and changed as its own (`widget.content`).
-@dynamicMemberLookup
+/// are ``Fields``'s, read and changed as its own (`widget.content`): each
+/// through an accessor of its own, as a key path read at run time costs more
+/// than the read.
 public struct PlacedWidget: Sendable, Equatable {
     public struct Fields: Sendable, Equatable {
         public var id: String
@@ -171,15 +172,37 @@ public struct PlacedWidget: Sendable, Equatable {
         box = Box(Fields(id: id, appID: appID, kind: kind, family: family, configuration: configuration, content: content))
     }
 
-    /// A field, changed in place: a nested change such as
+    /// The box, to change in place: a nested change such as
     /// `configuration[name] = value` copies nothing when no other value
     /// shares this widget's box.
-    public subscript<Value>(dynamicMember field: WritableKeyPath<Fields, Value>) -> Value {
-        get { box.fields[keyPath: field] }
-        _modify {
-            if !isKnownUniquelyReferenced(&box) { box = Box(box.fields) }
-            yield &box.fields[keyPath: field]
-        }
+    private mutating func unique() -> Box {
+        if !isKnownUniquelyReferenced(&box) { box = Box(box.fields) }
+        return box
+    }
+
+    public var id: String {
+        get { box.fields.id }
+        _modify { yield &unique().fields.id }
+    }
+    public var appID: String {
+        get { box.fields.appID }
+        _modify { yield &unique().fields.appID }
+    }
+    public var kind: String {
+        get { box.fields.kind }
+        _modify { yield &unique().fields.kind }
+    }
+    public var family: WidgetFamily {
+        get { box.fields.family }
+        _modify { yield &unique().fields.family }
+    }
+    public var configuration: [String: OptionValue] {
+        get { box.fields.configuration }
+        _modify { yield &unique().fields.configuration }
+    }
+    public var content: ViewTree? {
+        get { box.fields.content }
+        _modify { yield &unique().fields.content }
     }
 
     public static func == (a: PlacedWidget, b: PlacedWidget) -> Bool { a.box === b.box || a.box.fields == b.box.fields }
@@ -357,6 +380,9 @@ public struct WidgetStore: Sendable {
 
     /// Counts a widget put back by ``restore(_:nextNumber:)``.
     mutating func countRestored(_ appID: String) { countsByApp[appID, default: 0] += 1 }
+
+    /// Makes room for `count` widgets at once, before a restore puts them back.
+    public mutating func reserveCapacity(_ count: Int) { widgets.reserveCapacity(count) }
 
     /// What the resolution rules need about a widget.
     public func tapContext(_ id: String, app: AppOptions) -> WidgetTapContext? {
