@@ -165,11 +165,12 @@ public struct DurableState: Codable, Sendable, Equatable {
 
 extension WidgetStore {
     /// Puts back a stored widget under its id; ids already used stay used.
-    /// - Throws: `InvalidContent` for a family or content that does not parse.
+    /// Its content is taken as stored (``ViewTree/init(stored:)``): what the
+    /// host acknowledged is read back under any limits now, past rules added since.
+    /// - Throws: `InvalidContent` for a family that does not parse.
     public mutating func restore(_ stored: StoredWidget, nextNumber atLeast: UInt64) throws(HostError) {
         let family = try WidgetFamily.parse(stored.family)
-        // What the host acknowledged is read back under any limits now, past rules added since.
-        let content = try stored.content.map { json throws(HostError) in try ViewTree.parseRecovering(json, limits: .stored).tree }
+        let content = stored.content.map(ViewTree.init(stored:))
         // Thousands of widgets share a few apps and kinds: each keeps the bundle's
         // copy of those names rather than one of its own.
         let bundle = bundles.index(forKey: stored.appID)

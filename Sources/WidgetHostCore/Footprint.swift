@@ -38,6 +38,9 @@ public struct Footprint: Sendable {
     /// The bytes all objects take.
     public private(set) var total = 0
 
+    /// Makes room for `count` charges at once, before a restore charges them.
+    public mutating func reserveCapacity(_ count: Int) { charges.reserveCapacity(count) }
+
     public init(budgets: Budgets = Budgets()) {
         self.budgets = budgets
     }

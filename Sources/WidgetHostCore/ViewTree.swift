@@ -169,6 +169,19 @@ public struct ViewTree: Sendable, Equatable {
         return root
     }
 
+    /// Content the host stored after it validated it, taken back without
+    /// parsing it again: the state files are checksummed, and a restore of
+    /// 100,000 widgets would otherwise parse every tree before the host owns
+    /// its name. What an earlier host took under other rules reads back as
+    /// ``root`` reads every tree, leniently.
+    init(stored json: String) {
+        self.init(json: json)
+    }
+
+    private init(json: String) {
+        self.json = json
+    }
+
     /// Parses content JSON. Invalid content is `InvalidContent` saying where
     /// and what to fix; a tree over a limit is `LimitExceeded` naming it.
     public static func parse(_ json: String, limits: ViewTreeLimits = ViewTreeLimits()) throws(HostError) -> ViewTree {

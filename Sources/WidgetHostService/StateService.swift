@@ -26,14 +26,13 @@ extension HostService {
         }
         var restored: [String] = []
         restored.reserveCapacity(durable.widgets.count)
+        widgets.reserveCapacity(durable.widgets.count)
+        footprint.reserveCapacity(durable.widgets.count + durable.activities.count)
         for stored in durable.widgets.values.sorted(by: { MintedID.areInOrder($0.id, $1.id) }) {
             do {
                 try widgets.restore(stored, nextNumber: durable.nextWidgetNumber)
             } catch {
-                logger.warning("stored content of widget \(stored.id) skipped: \(error)")
-                var bare = stored
-                bare.content = nil
-                try? widgets.restore(bare, nextNumber: durable.nextWidgetNumber)
+                logger.warning("stored widget \(stored.id) skipped: \(error)")
             }
             if widgets.widgets[stored.id] != nil { restored.append(Host1Widget.objectPath(stored.id)) }
         }
