@@ -3,7 +3,10 @@
 /// Every D-Bus type has a case: the basic types `y b n q i u x t d s o g h`,
 /// arrays, dictionaries (`a{..}`), structs and variants. Containers carry the
 /// signature of their elements, so an empty array still has a type.
-public indirect enum DBusValue: Sendable, Hashable {
+///
+/// Only a variant holds its value in a box of its own (containers hold theirs
+/// in their arrays): a string or a number is a value, not an allocation.
+public enum DBusValue: Sendable, Hashable {
     case byte(UInt8)
     case bool(Bool)
     case int16(Int16)
@@ -24,7 +27,7 @@ public indirect enum DBusValue: Sendable, Hashable {
     /// A dictionary `a{kv}`; entries keep their order.
     case dictionary(key: String, value: String, [DictEntry])
     case structure([DBusValue])
-    case variant(DBusValue)
+    indirect case variant(DBusValue)
 
     /// One entry of a `.dictionary`.
     public struct DictEntry: Sendable, Hashable {
