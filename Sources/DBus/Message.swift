@@ -193,8 +193,45 @@ extension DBusValue {
     }
 }
 
+extension InterfaceDescription {
+    /// The bytes one object's entry in a `GetManagedObjects` reply takes — a
+    /// one-entry `a{oa{sa{sv}}}` at the start of a body, this interface with
+    /// its readable properties' `values` in declared order — then `also`:
+    /// `wireSize(of:)` of those values, without building the dictionaries.
+    public func managedObjectSize(path: String, values: [DBusValue], also: [DBusValue] = []) throws -> Int {
+        var end = try Marshal.objectEntryEnd(path: path, interface: name, properties: properties, values: values)
+        for value in also { end = try Marshal.check(value, at: end) }
+        return end
+    }
+}
+
 /// Encoding and decoding between `DBusValue` and libdbus message iterators.
 enum Marshal {
+    /// Where a one-entry `a{oa{sa{sv}}}` marshalled from the start of a body
+    /// ends (as `check` walks it: dictionary entries at `depth + 2`, a variant's
+    /// value one deeper).
+    static func objectEntryEnd(
+        path: String, interface: String, properties: [InterfaceDescription.Property], values: [DBusValue]
+    ) throws -> Int {
+        let objects = 8  // the length, then the padding to the first entry
+        var end = try check(.objectPath(path), depth: 2, at: objects)
+        let interfaces = align(align(end, 4) + 4, 8)
+        end = try check(.string(interface), depth: 4, at: interfaces)
+        let dictionary = align(align(end, 4) + 4, 8)
+        end = dictionary
+        var value = values.makeIterator()
+        for property in properties where property.access != .write {
+            guard let next = value.next() else { break }
+            end = try check(.string(property.name), depth: 6, at: align(end, 8))
+            try checkType(next)
+            end = try check(next, depth: 7, at: end + 1 + next.signatureLength + 1)
+        }
+        end = try arrayEnd(dictionary, end)
+        end = try arrayEnd(interfaces, end)
+        return try arrayEnd(objects, end)
+    }
+
+
     /// Validates a value so that appending it cannot fail halfway, and that
     /// no array in it passes D-Bus's array limit; returns where the value ends
     /// when it is marshalled from `offset` in a body.

@@ -38,12 +38,8 @@ extension HostService {
     nonisolated static func objectBytes(
         _ path: String, _ interface: InterfaceDescription, _ values: [DBusValue], also: [DBusValue]
     ) -> Int {
-        let properties = interface.readableProperties(values)
-        let entry = DBusValue.dictionary(
-            key: "o", value: "a{sa{sv}}",
-            [.init(.objectPath(path), .dictionary(key: "s", value: "a{sv}", [.init(.string(interface.name), properties)]))])
         // Over D-Bus's limits: more than any budget allows.
-        return (try? DBusValue.wireSize(of: [entry] + also)) ?? MessageLimits.maxMessageBytes
+        (try? interface.managedObjectSize(path: path, values: values, also: also)) ?? MessageLimits.maxMessageBytes
     }
 
     /// Checks that `widget` (a new one, or a change to one) fits the budgets

@@ -18,6 +18,33 @@ struct MessageLimitTests {
         }
     }
 
+    @Test("an object's entry in GetManagedObjects, sized without building it, is the body libdbus marshals for it")
+    func managedObjectSize() throws {
+        let description = try interface(
+            """
+            <node><interface name="org.example.Shapes">
+              <property name="A" type="s" access="read"/>
+              <property name="Secret" type="s" access="write"/>
+              <property name="B" type="v" access="readwrite"/>
+            </interface></node>
+            """)
+        for path in ["/o", "/org/example/shapes/w12345"] {
+            for (a, b) in zip(sampleValues, sampleValues.reversed()) {
+                for also in [[DBusValue](), [.objectPath(path)], [.array(element: "(xs)", [.structure([.int64(1), .string("x")])])]] {
+                    let entry = DBusValue.dictionary(
+                        key: "o", value: "a{sa{sv}}",
+                        [.init(.objectPath(path), .dictionary(key: "s", value: "a{sv}", [.init(.string(description.name), description.readableProperties([a, b]))]))])
+                    guard let message = try? Message.signal(path: "/", interface: "org.example.I", member: "S", arguments: [entry] + also) else {
+                        // Too deep once inside the entry: refused the same way.
+                        #expect(throws: DBusEncodingError.self) { try description.managedObjectSize(path: path, values: [a, b], also: also) }
+                        continue
+                    }
+                    #expect(try description.managedObjectSize(path: path, values: [a, b], also: also) == message.bodyLength, "\(a), \(b)")
+                }
+            }
+        }
+    }
+
     @Test("an array over 64 MiB, or a body over 128 MiB, is LimitsExceeded before libdbus sees it")
     func refused() throws {
         let fourMiB = String(repeating: "x", count: 4 << 20)
