@@ -174,7 +174,7 @@ public struct ExportedInterface: Sendable {
     func values(at path: String) -> DBusValue {
         if let readAll { return description.readableProperties(readAll(path)) }
         var entries: [DBusValue.DictEntry] = []
-        for property in description.properties where property.access != .write {
+        for property in description.properties where property.isReadable {
             if let handler = properties[property.name] {
                 entries.append(.init(.string(property.name), .variant(handler.getAt(path))))
             }
@@ -473,7 +473,7 @@ final class ObjectServer: Sendable {
             return fail(DBusError.unknownPropertyName, "\(interfaceName) has no property '\(propertyName)'")
         }
         if member == "Get" {
-            guard property.access != .write else {
+            guard property.isReadable else {
                 return fail(DBusError.failedName, "\(interfaceName).\(propertyName) is write-only")
             }
             return answer([.variant(handler.getAt(path))])
@@ -566,7 +566,7 @@ extension Connection {
         var invalidated: [String] = []
         // An object read in one step is read once, however many properties changed.
         let all = exported.readAll.map { read in
-            Dictionary(zip(exported.description.properties.filter { $0.access != .write }.map(\.name), read(path))) { a, _ in a }
+            Dictionary(zip(exported.description.properties.filter(\.isReadable).map(\.name), read(path))) { a, _ in a }
         }
         for name in names {
             guard let property = exported.description.property(name), let handler = exported.properties[name] else {

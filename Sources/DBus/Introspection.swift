@@ -36,6 +36,9 @@ public struct InterfaceDescription: Sendable, Equatable {
         public var access: Access
         public var annotations: [Annotation]
 
+        /// Whether `Get` and `GetAll` read it (it is not write-only).
+        public var isReadable: Bool { access != .write }
+
         /// `org.freedesktop.DBus.Property.EmitsChangedSignal`: "true" (default), "invalidates", "const" or "false".
         public var emitsChangedSignal: String {
             annotations.first { $0.name == "org.freedesktop.DBus.Property.EmitsChangedSignal" }?.value ?? "true"

@@ -220,7 +220,7 @@ enum Marshal {
         let dictionary = align(align(end, 4) + 4, 8)
         end = dictionary
         var value = values.makeIterator()
-        for property in properties where property.access != .write {
+        for property in properties where property.isReadable {
             guard let next = value.next() else { break }
             end = try check(.string(property.name), depth: 6, at: align(end, 8))
             try checkType(next)
@@ -230,7 +230,6 @@ enum Marshal {
         end = try arrayEnd(interfaces, end)
         return try arrayEnd(objects, end)
     }
-
 
     /// Validates a value so that appending it cannot fail halfway, and that
     /// no array in it passes D-Bus's array limit; returns where the value ends

@@ -48,7 +48,7 @@ extension InterfaceDescription {
     /// The readable properties as `GetAll` answers them (`a{sv}`), given their
     /// values in declared order.
     public func readableProperties(_ values: [DBusValue]) -> DBusValue {
-        let readable = properties.filter { $0.access != .write }
+        let readable = properties.filter(\.isReadable)
         return .dictionary(key: "s", value: "v", zip(readable, values).map { .init(.string($0.name), .variant($1)) })
     }
 

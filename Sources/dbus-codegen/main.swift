@@ -359,7 +359,7 @@ func swiftName(_ interface: InterfaceDescription) -> String {
     memberEnum("Signal", interface.signals.map(\.name))
     memberEnum("Property", interface.properties.map(\.name))
 
-    let readable = interface.properties.filter { $0.access != .write }
+    let readable = interface.properties.filter(\.isReadable)
     if interface.properties.contains(where: { $0.access != .read }) {
         fail("\(name): writable properties are not supported by the generator")
     }
