@@ -165,12 +165,12 @@ public struct DurableState: Codable, Sendable, Equatable {
 
 extension WidgetStore {
     /// Puts back a stored widget under its id; ids already used stay used.
-    /// Its content is taken as stored (``ViewTree/init(stored:)``): what the
+    /// Its content is taken as stored (``ViewTree/init(validated:)``): what the
     /// host acknowledged is read back under any limits now, past rules added since.
     /// - Throws: `InvalidContent` for a family that does not parse.
     public mutating func restore(_ stored: StoredWidget, nextNumber atLeast: UInt64) throws(HostError) {
         let family = try WidgetFamily.parse(stored.family)
-        let content = stored.content.map(ViewTree.init(stored:))
+        let content = stored.content.map(ViewTree.init(validated:))
         // Thousands of widgets share a few apps and kinds: each keeps the bundle's
         // copy of those names rather than one of its own.
         let bundle = bundles.index(forKey: stored.appID)

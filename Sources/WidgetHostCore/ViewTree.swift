@@ -169,16 +169,13 @@ public struct ViewTree: Sendable, Equatable {
         return root
     }
 
-    /// Content the host stored after it validated it, taken back without
-    /// parsing it again: the state files are checksummed, and a restore of
-    /// 100,000 widgets would otherwise parse every tree before the host owns
-    /// its name. What an earlier host took under other rules reads back as
+    /// Text already validated: by ``parse(_:limits:)``, or before the host
+    /// stored it. A restore takes stored content back without parsing it
+    /// again: the state files are checksummed, and a restore of 100,000
+    /// widgets would otherwise parse every tree before the host owns its
+    /// name. What an earlier host took under other rules reads back as
     /// ``root`` reads every tree, leniently.
-    init(stored json: String) {
-        self.init(json: json)
-    }
-
-    private init(json: String) {
+    init(validated json: String) {
         self.json = json
     }
 
@@ -238,7 +235,7 @@ public struct ViewTree: Sendable, Equatable {
     ) throws(HostError) -> ViewTree {
         var ids = Set<String>()
         _ = try element(value, at: path, depth: 1, limits: limits, ids: &ids, count: &count, problems: &problems)
-        return ViewTree(json: json)
+        return ViewTree(validated: json)
     }
 
     /// Bracket depth of JSON text, computed without parsing (strings skipped).
