@@ -146,18 +146,17 @@ public struct WidgetBundle: Sendable, Equatable {
 /// A value like any other, kept in one allocation of its own (copied on
 /// write): a table of 100,000 widgets then holds 8 bytes per slot rather than
 /// the whole widget, in a table that keeps a quarter of its slots empty and
-/// moves every one each time it grows (docs/daemon.md#footprint). Its fields
-/// are ``Fields``'s, read and changed as its own (`widget.content`): each
-/// through an accessor of its own, as a key path read at run time costs more
-/// than the read.
+/// moves every one each time it grows (docs/daemon.md#footprint). Each field
+/// has an accessor of its own that reads or changes it in the box (a key path
+/// read at run time would cost more than the read).
 public struct PlacedWidget: Sendable, Equatable {
-    public struct Fields: Sendable, Equatable {
-        public var id: String
-        public var appID: String
-        public var kind: String
-        public var family: WidgetFamily
-        public var configuration: [String: OptionValue]
-        public var content: ViewTree?
+    private struct Fields: Sendable, Equatable {
+        var id: String
+        var appID: String
+        var kind: String
+        var family: WidgetFamily
+        var configuration: [String: OptionValue]
+        var content: ViewTree?
     }
 
     private final class Box: @unchecked Sendable {
