@@ -143,68 +143,125 @@ public struct WidgetBundle: Sendable, Equatable {
 
 /// A widget placed by a renderer.
 ///
-/// A value like any other, kept in one allocation of its own (copied on
-/// write): a table of 100,000 widgets then holds 8 bytes per slot rather than
-/// the whole widget, in a table that keeps a quarter of its slots empty and
-/// moves every one each time it grows (docs/daemon.md#footprint). Each field
-/// has an accessor of its own that reads or changes it in the box (a key path
-/// read at run time would cost more than the read).
+/// A value like any other, kept in one allocation of its own that nothing
+/// changes (a change makes a new one): a table of 100,000 widgets then holds
+/// 8 bytes per slot rather than the whole widget, in a table that keeps a
+/// quarter of its slots empty and moves every one each time it grows. The
+/// allocation holds the names, and after them the configuration packed into
+/// bytes and the content's text: one allocation of about 200 bytes for a
+/// widget with a small tree and one parameter, where a field each took four
+/// of 430 (docs/daemon.md#footprint). Reading ``configuration`` or
+/// ``content`` makes them from those bytes, which a tap, a property read or a
+/// restore's charge does once for the widget it concerns.
 public struct PlacedWidget: Sendable, Equatable {
-    private struct Fields: Sendable, Equatable {
+    private struct Header {
         var id: String
         var appID: String
         var kind: String
         var family: WidgetFamily
-        var configuration: [String: OptionValue]
-        var content: ViewTree?
+        /// The packed configuration's bytes, first in the tail (0: none).
+        var configurationCount: UInt32
+        /// The content's UTF-8 bytes, after the configuration (-1: no content).
+        var contentCount: Int32
     }
 
-    private final class Box: @unchecked Sendable {
-        // Changed only through a reference no other value shares (`unique()`).
-        var fields: Fields
-        init(_ fields: Fields) { self.fields = fields }
-    }
+    private final class Box: ManagedBuffer<Header, UInt8> {}
 
-    private var box: Box
+    // Never changed once made, so it may be shared across threads.
+    nonisolated(unsafe) private let box: Box
 
     public init(id: String, appID: String, kind: String, family: WidgetFamily, configuration: [String: OptionValue], content: ViewTree?) {
-        box = Box(Fields(id: id, appID: appID, kind: kind, family: family, configuration: configuration, content: content))
+        var packed: [UInt8] = []
+        if !configuration.isEmpty { OptionValue.pack(configuration, into: &packed) }
+        self.init(id: id, appID: appID, kind: kind, family: family, packedConfiguration: packed, content: content)
     }
 
-    /// The box, to change in place: a nested change such as
-    /// `configuration[name] = value` copies nothing when no other value
-    /// shares this widget's box.
-    private mutating func unique() -> Box {
-        if !isKnownUniquelyReferenced(&box) { box = Box(box.fields) }
-        return box
+    private init(id: String, appID: String, kind: String, family: WidgetFamily, packedConfiguration: [UInt8], content: ViewTree?) {
+        var json = content?.json
+        let contentCount = json?.utf8.count ?? -1
+        let header = Header(
+            id: id, appID: appID, kind: kind, family: family, configurationCount: UInt32(packedConfiguration.count),
+            contentCount: Int32(contentCount))
+        let made = Box.create(minimumCapacity: packedConfiguration.count + max(contentCount, 0)) { _ in header }
+        box = unsafeDowncast(made, to: Box.self)
+        box.withUnsafeMutablePointerToElements { tail in
+            packedConfiguration.withUnsafeBufferPointer { tail.update(from: $0.baseAddress!, count: $0.count) }
+            json?.withUTF8 { (tail + packedConfiguration.count).update(from: $0.baseAddress!, count: $0.count) }
+        }
+    }
+
+    private var header: Header { box.header }
+
+    /// The packed configuration's bytes, then the content's.
+    private func withTail<R>(_ body: (_ configuration: UnsafeRawBufferPointer, _ content: UnsafeRawBufferPointer?) -> R) -> R {
+        box.withUnsafeMutablePointers { header, tail in
+            let configurationCount = Int(header.pointee.configurationCount)
+            let contentCount = Int(header.pointee.contentCount)
+            return body(
+                UnsafeRawBufferPointer(start: tail, count: configurationCount),
+                contentCount < 0 ? nil : UnsafeRawBufferPointer(start: tail + configurationCount, count: contentCount))
+        }
+    }
+
+    /// This widget with some of its fields replaced.
+    private func with(
+        id: String? = nil, appID: String? = nil, kind: String? = nil, family: WidgetFamily? = nil,
+        configuration: [String: OptionValue]? = nil, content: ViewTree?? = nil
+    ) -> PlacedWidget {
+        let old = header
+        let packed: [UInt8]
+        if let configuration {
+            var bytes: [UInt8] = []
+            if !configuration.isEmpty { OptionValue.pack(configuration, into: &bytes) }
+            packed = bytes
+        } else {
+            packed = withTail { configuration, _ in Array(configuration) }
+        }
+        return PlacedWidget(
+            id: id ?? old.id, appID: appID ?? old.appID, kind: kind ?? old.kind, family: family ?? old.family,
+            packedConfiguration: packed, content: content ?? self.content)
     }
 
     public var id: String {
-        get { box.fields.id }
-        _modify { yield &unique().fields.id }
+        get { header.id }
+        set { self = with(id: newValue) }
     }
     public var appID: String {
-        get { box.fields.appID }
-        _modify { yield &unique().fields.appID }
+        get { header.appID }
+        set { self = with(appID: newValue) }
     }
     public var kind: String {
-        get { box.fields.kind }
-        _modify { yield &unique().fields.kind }
+        get { header.kind }
+        set { self = with(kind: newValue) }
     }
     public var family: WidgetFamily {
-        get { box.fields.family }
-        _modify { yield &unique().fields.family }
+        get { header.family }
+        set { self = with(family: newValue) }
     }
     public var configuration: [String: OptionValue] {
-        get { box.fields.configuration }
-        _modify { yield &unique().fields.configuration }
+        get { withTail { configuration, _ in configuration.isEmpty ? [:] : OptionValue.unpack(configuration) } }
+        set { self = with(configuration: newValue) }
     }
     public var content: ViewTree? {
-        get { box.fields.content }
-        _modify { yield &unique().fields.content }
+        get { withTail { _, content in content.map { ViewTree(validated: String(decoding: $0, as: UTF8.self)) } } }
+        set { self = with(content: .some(newValue)) }
     }
 
-    public static func == (a: PlacedWidget, b: PlacedWidget) -> Bool { a.box === b.box || a.box.fields == b.box.fields }
+    public static func == (a: PlacedWidget, b: PlacedWidget) -> Bool {
+        if a.box === b.box { return true }
+        let (x, y) = (a.header, b.header)
+        guard x.id == y.id, x.appID == y.appID, x.kind == y.kind, x.family == y.family, x.contentCount == y.contentCount else {
+            return false
+        }
+        return a.withTail { aConfiguration, aContent in
+            b.withTail { bConfiguration, bContent in
+                // Keys are packed in order, so equal configurations pack the
+                // same, but for numbers that compare equal with other bits (0 and -0).
+                aContent.map(Array.init) == bContent.map(Array.init)
+                    && (aConfiguration.elementsEqual(bConfiguration) || a.configuration == b.configuration)
+            }
+        }
+    }
 }
 
 /// Bundles and placed widgets.
