@@ -23,8 +23,16 @@ extension OptionValue {
         }
     }
 
-    /// The dictionary ``pack(_:into:)`` wrote at the start of `bytes`.
+    /// `dictionary` as bytes: none for an empty one, the most common.
+    static func packed(_ dictionary: [String: OptionValue]) -> [UInt8] {
+        var bytes: [UInt8] = []
+        if !dictionary.isEmpty { pack(dictionary, into: &bytes) }
+        return bytes
+    }
+
+    /// The dictionary ``pack(_:into:)`` or ``packed(_:)`` wrote at the start of `bytes`.
     static func unpack(_ bytes: UnsafeRawBufferPointer) -> [String: OptionValue] {
+        guard !bytes.isEmpty else { return [:] }
         var reader = PackedReader(bytes: bytes)
         return reader.dictionary()
     }

@@ -155,14 +155,14 @@ public struct WidgetBundle: Sendable, Equatable {
 /// restore's charge does once for the widget it concerns.
 public struct PlacedWidget: Sendable, Equatable {
     private struct Header {
-        var id: String
-        var appID: String
-        var kind: String
-        var family: WidgetFamily
+        let id: String
+        let appID: String
+        let kind: String
+        let family: WidgetFamily
         /// The packed configuration's bytes, first in the tail (0: none).
-        var configurationCount: UInt32
+        var configurationCount = 0
         /// The content's UTF-8 bytes, after the configuration (-1: no content).
-        var contentCount: Int32
+        var contentCount = -1
     }
 
     private final class Box: ManagedBuffer<Header, UInt8> {}
@@ -171,93 +171,74 @@ public struct PlacedWidget: Sendable, Equatable {
     nonisolated(unsafe) private let box: Box
 
     public init(id: String, appID: String, kind: String, family: WidgetFamily, configuration: [String: OptionValue], content: ViewTree?) {
-        var packed: [UInt8] = []
-        if !configuration.isEmpty { OptionValue.pack(configuration, into: &packed) }
-        self.init(id: id, appID: appID, kind: kind, family: family, packedConfiguration: packed, content: content)
-    }
-
-    private init(id: String, appID: String, kind: String, family: WidgetFamily, packedConfiguration: [UInt8], content: ViewTree?) {
-        var json = content?.json
-        let contentCount = json?.utf8.count ?? -1
-        let header = Header(
-            id: id, appID: appID, kind: kind, family: family, configurationCount: UInt32(packedConfiguration.count),
-            contentCount: Int32(contentCount))
-        let made = Box.create(minimumCapacity: packedConfiguration.count + max(contentCount, 0)) { _ in header }
-        box = unsafeDowncast(made, to: Box.self)
-        box.withUnsafeMutablePointerToElements { tail in
-            packedConfiguration.withUnsafeBufferPointer { tail.update(from: $0.baseAddress!, count: $0.count) }
-            json?.withUTF8 { (tail + packedConfiguration.count).update(from: $0.baseAddress!, count: $0.count) }
+        let header = Header(id: id, appID: appID, kind: kind, family: family)
+        self = OptionValue.packed(configuration).withUnsafeBytes { configuration in
+            Self.withUTF8(content) { content in PlacedWidget(header, configuration: configuration, content: content) }
         }
     }
 
-    private var header: Header { box.header }
+    /// A widget of `header`'s names whose tail holds `configuration` (packed) then `content`.
+    private init(_ header: Header, configuration: UnsafeRawBufferPointer, content: UnsafeRawBufferPointer?) {
+        var header = header
+        header.configurationCount = configuration.count
+        header.contentCount = content?.count ?? -1
+        let made = Box.create(minimumCapacity: configuration.count + (content?.count ?? 0)) { _ in header }
+        box = unsafeDowncast(made, to: Box.self)
+        box.withUnsafeMutablePointerToElements { tail in
+            let bytes = UnsafeMutableRawBufferPointer(start: tail, count: configuration.count + (content?.count ?? 0))
+            bytes.copyMemory(from: configuration)
+            if let content { UnsafeMutableRawBufferPointer(rebasing: bytes[configuration.count...]).copyMemory(from: content) }
+        }
+    }
+
+    private static func withUTF8<R>(_ content: ViewTree?, _ body: (UnsafeRawBufferPointer?) -> R) -> R {
+        guard var json = content?.json else { return body(nil) }
+        return json.withUTF8 { body(UnsafeRawBufferPointer($0)) }
+    }
 
     /// The packed configuration's bytes, then the content's.
     private func withTail<R>(_ body: (_ configuration: UnsafeRawBufferPointer, _ content: UnsafeRawBufferPointer?) -> R) -> R {
         box.withUnsafeMutablePointers { header, tail in
-            let configurationCount = Int(header.pointee.configurationCount)
-            let contentCount = Int(header.pointee.contentCount)
+            let configurationCount = header.pointee.configurationCount
+            let contentCount = header.pointee.contentCount
             return body(
                 UnsafeRawBufferPointer(start: tail, count: configurationCount),
                 contentCount < 0 ? nil : UnsafeRawBufferPointer(start: tail + configurationCount, count: contentCount))
         }
     }
 
-    /// This widget with some of its fields replaced.
-    private func with(
-        id: String? = nil, appID: String? = nil, kind: String? = nil, family: WidgetFamily? = nil,
-        configuration: [String: OptionValue]? = nil, content: ViewTree?? = nil
-    ) -> PlacedWidget {
-        let old = header
-        let packed: [UInt8]
-        if let configuration {
-            var bytes: [UInt8] = []
-            if !configuration.isEmpty { OptionValue.pack(configuration, into: &bytes) }
-            packed = bytes
-        } else {
-            packed = withTail { configuration, _ in Array(configuration) }
-        }
-        return PlacedWidget(
-            id: id ?? old.id, appID: appID ?? old.appID, kind: kind ?? old.kind, family: family ?? old.family,
-            packedConfiguration: packed, content: content ?? self.content)
-    }
-
-    public var id: String {
-        get { header.id }
-        set { self = with(id: newValue) }
-    }
-    public var appID: String {
-        get { header.appID }
-        set { self = with(appID: newValue) }
-    }
-    public var kind: String {
-        get { header.kind }
-        set { self = with(kind: newValue) }
-    }
-    public var family: WidgetFamily {
-        get { header.family }
-        set { self = with(family: newValue) }
-    }
+    public var id: String { box.header.id }
+    public var appID: String { box.header.appID }
+    public var kind: String { box.header.kind }
+    public var family: WidgetFamily { box.header.family }
     public var configuration: [String: OptionValue] {
-        get { withTail { configuration, _ in configuration.isEmpty ? [:] : OptionValue.unpack(configuration) } }
-        set { self = with(configuration: newValue) }
+        get { withTail { configuration, _ in OptionValue.unpack(configuration) } }
+        set {
+            self = OptionValue.packed(newValue).withUnsafeBytes { configuration in
+                withTail { _, content in PlacedWidget(box.header, configuration: configuration, content: content) }
+            }
+        }
     }
     public var content: ViewTree? {
         get { withTail { _, content in content.map { ViewTree(validated: String(decoding: $0, as: UTF8.self)) } } }
-        set { self = with(content: .some(newValue)) }
+        set {
+            self = Self.withUTF8(newValue) { content in
+                withTail { configuration, _ in PlacedWidget(box.header, configuration: configuration, content: content) }
+            }
+        }
     }
 
     public static func == (a: PlacedWidget, b: PlacedWidget) -> Bool {
         if a.box === b.box { return true }
-        let (x, y) = (a.header, b.header)
-        guard x.id == y.id, x.appID == y.appID, x.kind == y.kind, x.family == y.family, x.contentCount == y.contentCount else {
-            return false
-        }
+        let (x, y) = (a.box.header, b.box.header)
+        guard x.id == y.id, x.appID == y.appID, x.kind == y.kind, x.family == y.family,
+            x.configurationCount == y.configurationCount, x.contentCount == y.contentCount
+        else { return false }
         return a.withTail { aConfiguration, aContent in
             b.withTail { bConfiguration, bContent in
                 // Keys are packed in order, so equal configurations pack the
                 // same, but for numbers that compare equal with other bits (0 and -0).
-                aContent.map(Array.init) == bContent.map(Array.init)
+                (aContent ?? UnsafeRawBufferPointer(start: nil, count: 0)).elementsEqual(bContent ?? UnsafeRawBufferPointer(start: nil, count: 0))
                     && (aConfiguration.elementsEqual(bConfiguration) || a.configuration == b.configuration)
             }
         }
