@@ -17,9 +17,9 @@ extension OptionValue {
     /// `dictionary` as bytes (keys sorted, so equal dictionaries pack the same), appended to `bytes`.
     static func pack(_ dictionary: [String: OptionValue], into bytes: inout [UInt8]) {
         appendNumber(UInt64(dictionary.count), to: &bytes)
-        for key in dictionary.keys.sorted() {
+        for (key, value) in dictionary.sorted(by: { $0.key < $1.key }) {
             appendString(key, to: &bytes)
-            dictionary[key]!.pack(into: &bytes)
+            value.pack(into: &bytes)
         }
     }
 
