@@ -83,15 +83,27 @@ public struct MethodOptions: Sendable {
         try read(key) { if case .dict(let d) = $0 { d } else { nil } }
     }
 
-    /// Unix seconds, as `x` (or any signed integer) or `t`.
+    /// The Unix seconds a date option may hold: from 1970 to the end of the
+    /// year 9999, as far as a date written as ISO 8601 reaches. Every date the
+    /// host keeps fits in whole seconds and milliseconds of `Int64`, so nothing
+    /// computed from one (a deadline, a property, a record) can overflow.
+    public static let dates: ClosedRange<Int64> = 0...253_402_300_799
+
+    /// Unix seconds, as `x` (or any signed integer) or `t`, within ``dates``.
     public func date(_ key: String) throws(HostError) -> Date? {
-        try read(key) {
-            switch $0 {
-            case .int(let i): Date(timeIntervalSince1970: TimeInterval(i))
-            case .uint(let u): Date(timeIntervalSince1970: TimeInterval(u))
-            default: nil
-            }
+        guard let value = values[key] else { return nil }
+        let seconds: Int64?
+        let given: String
+        switch value {
+        case .int(let i): (seconds, given) = (Self.dates.contains(i) ? i : nil, "\(i)")
+        case .uint(let u): (seconds, given) = (u <= UInt64(Self.dates.upperBound) ? Int64(u) : nil, "\(u)")
+        default: throw Self.typeError(key, declared: declared, got: value.signature)
         }
+        guard let seconds else {
+            throw .invalidArgument(
+                "option '\(key)' is \(given), which is not a date the host can keep; give Unix seconds from \(Self.dates.lowerBound) to \(Self.dates.upperBound) (the end of the year 9999)")
+        }
+        return Date(timeIntervalSince1970: TimeInterval(seconds))
     }
 
     /// A finite number, as `d` or any integer.

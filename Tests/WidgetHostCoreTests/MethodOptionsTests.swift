@@ -30,4 +30,23 @@ struct MethodOptionsTests {
         expectHostError(.invalidArgument, mentioning: ["option 'relevance' is inf", "finite"]) { try options.number("relevance") }
         expectHostError(.invalidArgument, mentioning: ["option 'state' must be a dictionary (a{sv}), got x"]) { try options.dictionary("state") }
     }
+
+    @Test("A date is Unix seconds from 1970 to the end of the year 9999, given as any integer; beyond, InvalidArgument names the key and the range")
+    func dateRange() throws {
+        let ends: [(OptionValue, Date?)] = [
+            (.int(0), Date(timeIntervalSince1970: 0)), (.int(253_402_300_799), Date(timeIntervalSince1970: 253_402_300_799)),
+            (.uint(253_402_300_799), Date(timeIntervalSince1970: 253_402_300_799)),
+            (.int(-1), nil), (.int(253_402_300_800), nil), (.int(.min), nil), (.int(.max), nil), (.uint(.max), nil),
+        ]
+        for (value, date) in ends {
+            let options = try MethodOptions(["stale_date": value], declared: MethodOptions.updateActivity, method: "Update")
+            if let date {
+                #expect(try options.date("stale_date") == date)
+            } else {
+                expectHostError(.invalidArgument, mentioning: ["option 'stale_date' is", "from 0 to 253402300799"]) { try options.date("stale_date") }
+            }
+        }
+        let double = try MethodOptions(["stale_date": .double(1)], declared: MethodOptions.updateActivity, method: "Update")
+        expectHostError(.invalidArgument, mentioning: ["option 'stale_date' must be a 64-bit integer (x), got d"]) { try double.date("stale_date") }
+    }
 }

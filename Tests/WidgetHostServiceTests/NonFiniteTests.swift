@@ -125,3 +125,66 @@ struct BoundedInputTests {
             "LintContent", [.string("systemSmall"), .string(FootprintTests.text(500))], interface: "org.widgethost.Host1.Widgets")
     }
 }
+
+/// Every numeric option of every method, at the ends of its type.
+@Suite("Numbers at the ends of their types", .timeLimit(.minutes(2)))
+struct NumericExtremesTests {
+    static let extremes: [DBusValue] = [
+        .int64(.min), .int64(.max), .uint64(.max), .int32(.min), .int32(.max), .uint32(.max), .int16(.min), .uint16(.max), .byte(.max),
+        .double(.nan), .double(.infinity), .double(-.infinity), .double(-0.0), .double(.greatestFiniteMagnitude),
+        .double(-.greatestFiniteMagnitude), .double(.leastNonzeroMagnitude),
+    ]
+
+    @Test("stale_date, dismissal_date and relevance at min, max, ±inf, NaN and −0: taken or InvalidArgument naming the key; the host stays up and restores")
+    func everyNumericOption() async throws {
+        let fixture = try await HostFixture.make()
+        defer { fixture.stop() }
+        try await fixture.startHost()
+        let app = try await DurabilityTests.registeredApp(fixture)
+        defer { app.close() }
+        let content = DurabilityTests.activityContent
+        func update(_ path: String, _ options: [String: DBusValue]) async throws {
+            _ = try await app.connection.call(
+                destination: "org.widgethost.Host1", path: path, interface: "org.widgethost.Host1.LiveActivity", member: "Update",
+                [.string(""), .vardict(options)])
+        }
+        func end(_ path: String, _ options: [String: DBusValue]) async throws {
+            _ = try await app.connection.call(
+                destination: "org.widgethost.Host1", path: path, interface: "org.widgethost.Host1.LiveActivity", member: "End",
+                [.vardict(options)])
+        }
+        let updated = try await app.startActivity("T", content)
+        var refusedDates = 0
+        for value in Self.extremes {
+            let calls: [(key: String, call: () async throws -> Void)] = [
+                ("stale_date", { _ = try await app.startActivity("T", content, ["stale_date": value]) }),
+                ("relevance", { _ = try await app.startActivity("T", content, ["relevance": value]) }),
+                ("stale_date", { try await update(updated, ["stale_date": value]) }),
+                ("relevance", { try await update(updated, ["relevance": value]) }),
+                ("dismissal_date", { try await end(try await app.startActivity("T", content), ["dismissal": .string("after"), "dismissal_date": value]) }),
+            ]
+            for (key, call) in calls {
+                do {
+                    try await call()
+                } catch let error as DBusError {
+                    #expect(error.name == "org.widgethost.Host1.Error.InvalidArgument", "\(key) = \(value): \(error)")
+                    #expect(error.message.contains("'\(key)'"), "\(key) = \(value): \(error.message)")
+                    if key != "relevance", error.message.contains("from 0 to 253402300799") { refusedDates += 1 }
+                }
+                #expect(fixture.hostProcess?.isRunning == true, "\(key) = \(value)")
+            }
+        }
+        // Int64.min and .max, UInt64.max and Int16.min / Int32.min (before 1970), for each of the three date options.
+        #expect(refusedDates == 5 * 3, "dates out of range refused with the range: \(refusedDates)")
+        await expectHostError("InvalidArgument", mentioning: "option 'stale_date' is 9223372036854775807, which is not a date the host can keep") {
+            _ = try await app.startActivity("T", content, ["stale_date": .int64(.max)])
+        }
+        // What was taken is kept and read back.
+        let renderer = try await fixture.connect()
+        defer { renderer.close() }
+        let before = try await renderer.managedObjects()
+        await fixture.stopHost(signal: SIGKILL)
+        try await fixture.startHost()
+        #expect(try await renderer.managedObjects() == before)
+    }
+}
