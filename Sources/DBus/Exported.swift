@@ -407,7 +407,18 @@ final class ObjectServer: Sendable {
             return fail(DBusError.unknownObjectName, "No object at \(path)")
         }
 
+        // A call may carry file descriptors only where its method declares
+        // them (``InterfaceDescription/Method/takesUnixFDs``): any other is refused before its arguments are read
+        // (reading an `h` duplicates the descriptor), and releasing the message
+        // closes them. A descriptor a caller can make a service hold — say,
+        // inside a variant — is one it can make the service run out of.
+        func refuseDescriptors(_ method: String) {
+            fail(
+                DBusError.invalidArgsName,
+                "\(method) takes no unix file descriptors, but the call carried some (type 'h'); send the call without them — they were closed unread")
+        }
         if interfaceName == StandardInterfaces.properties {
+            if message.containsUnixFDs { return refuseDescriptors("\(StandardInterfaces.properties).\(member)") }
             return handleProperties(message, member: member, exported: exported, path: path, connection: connection, fail: fail, answer: answer)
         }
 
@@ -424,6 +435,9 @@ final class ObjectServer: Sendable {
             return fail(
                 DBusError.unknownMethodName,
                 "\(interfaceName ?? "The object at \(path)") has no method \(member)")
+        }
+        if message.containsUnixFDs && !method.takesUnixFDs {
+            return refuseDescriptors("\(interface.description.name).\(member)")
         }
         let signature = message.signature
         guard signature == method.inSignature else {

@@ -20,6 +20,13 @@ public struct InterfaceDescription: Sendable, Equatable {
         public var annotations: [Annotation]
         public var inSignature: String { args.filter { $0.direction == .in }.map(\.type).joined() }
         public var outSignature: String { args.filter { $0.direction == .out }.map(\.type).joined() }
+        /// Whether a call may carry unix file descriptors: its arguments
+        /// declare an `h`, or the method carries GDBus's annotation for one
+        /// that takes them elsewhere (inside a variant), `org.gtk.GDBus.C.UnixFD`.
+        public var takesUnixFDs: Bool {
+            inSignature.utf8.contains(UInt8(ascii: "h"))
+                || annotations.contains { $0.name == "org.gtk.GDBus.C.UnixFD" && !$0.value.isEmpty }
+        }
     }
 
     public struct Signal: Sendable, Equatable {

@@ -167,6 +167,11 @@ public final class Message: @unchecked Sendable {
         return Int(data[0] == CChar(UInt8(ascii: "l")) ? UInt32(littleEndian: value) : UInt32(bigEndian: value))
     }
 
+    /// Whether the message carries unix file descriptors (`h` values). They
+    /// belong to the message and are closed when it is released; only reading
+    /// an `h` argument makes a duplicate, which the reader then owns.
+    public var containsUnixFDs: Bool { dbus_message_contains_unix_fds(raw) != 0 }
+
     /// Reads every argument, copying all data out of the message.
     public func arguments() -> [DBusValue] {
         var iter = DBusMessageIter()

@@ -297,7 +297,7 @@ struct EchoObject {
     init(on connection: Connection, path: String = testPath, typedSignatures: [String] = []) throws {
         var typed: [String: String] = [:]
         var methods = """
-                <method name="Echo"><arg name="value" type="v" direction="in"/><arg name="value" type="v" direction="out"/></method>
+                <method name="Echo"><annotation name="org.gtk.GDBus.C.UnixFD" value="true"/><arg name="value" type="v" direction="in"/><arg name="value" type="v" direction="out"/></method>
                 <method name="EchoString"><arg type="s" direction="in"/><arg type="s" direction="out"/></method>
                 <method name="EchoAll">\n
             """

@@ -294,4 +294,26 @@ struct TypeRoundTripTests {
             }
         }
     }
+
+    @Test("a method that declares no descriptor refuses a call carrying one, unread, before its handler runs")
+    func undeclaredDescriptors() async throws {
+        try await withBus { fixture in
+            let server = try await fixture.connect("server")
+            let client = try await fixture.connect("client")
+            let echo = try EchoObject(on: server)
+            let destination = try #require(server.uniqueName)
+            let (readEnd, writeEnd) = try pipeHolding("unread")
+            defer { close(readEnd); close(writeEnd) }
+            do {
+                _ = try await client.call(
+                    destination: destination, path: testPath, interface: testInterface, member: "EchoString", [.unixFD(readEnd)])
+                Issue.record("EchoString took a descriptor")
+            } catch let error as DBusError {
+                #expect(error.name == DBusError.invalidArgsName)
+                #expect(error.message == "\(testInterface).EchoString takes no unix file descriptors, but the call carried some (type 'h'); send the call without them — they were closed unread")
+            }
+            #expect(echo.calls.count == 0)
+        }
+    }
 }
+

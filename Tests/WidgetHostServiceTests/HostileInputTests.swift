@@ -1,0 +1,65 @@
+import DBus
+import Foundation
+import Testing
+
+/// What an app or a stranger can make the host hold or do: descriptors,
+/// registrations that outlive their connections, stale deliveries.
+@Suite("Hostile input", .timeLimit(.minutes(3)))
+struct HostileInputTests {
+    static func openDescriptors(_ pid: Int32) throws -> Int {
+        try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").count
+    }
+
+    @Test("A call carrying unix fds is InvalidArgs, changes nothing and leaves the host's descriptors flat after 2,000 of them")
+    func noDescriptors() async throws {
+        let fixture = try await HostFixture.make()
+        defer { fixture.stop() }
+        try await fixture.startHost()
+        let pid = try #require(fixture.hostProcess?.processIdentifier)
+        let app = try await DurabilityTests.registeredApp(fixture)
+        defer { app.close() }
+        let caller = try await fixture.connect()
+        defer { caller.close() }
+        let widget = try await caller.addWidget(DurabilityTests.app, "Hero", "systemSmall")
+        let file = open("/dev/null", O_RDONLY | O_CLOEXEC)
+        defer { close(file) }
+        let fd = DBusValue.variant(.unixFD(file))
+        let before = try Self.openDescriptors(pid)
+        let calls: [(String, () async throws -> Void)] = [
+            ("Tap", { _ = try await caller.tap(widget, "", ["surface": fd]) }),
+            ("AddWidget", { _ = try await caller.addWidget(DurabilityTests.app, "Hero", "systemSmall", ["n": fd]) }),
+            ("RegisterApp", { _ = try await caller.host("RegisterApp", [.string("org.example.Fds"), .vardict(["schemes": fd])]) }),
+            ("Configure", {
+                _ = try await caller.call(
+                    destination: "org.widgethost.Host1", path: widget, interface: "org.widgethost.Host1.Widget", member: "Configure",
+                    [.vardict(["n": .variant(.array(element: "h", [.unixFD(file)]))])])
+            }),
+            ("Properties.Get", {
+                _ = try await caller.call(
+                    destination: "org.widgethost.Host1", path: widget, interface: "org.freedesktop.DBus.Properties", member: "Get",
+                    [.string("org.widgethost.Host1.Widget"), .string("Content"), .unixFD(file)])
+            }),
+        ]
+        for round in 0..<400 {
+            for (name, call) in calls {
+                do {
+                    try await call()
+                    Issue.record("\(name) took a descriptor")
+                } catch let error as DBusError {
+                    if round == 0 {
+                        #expect(error.name == "org.freedesktop.DBus.Error.InvalidArgs", "\(name): \(error)")
+                        #expect(error.message.contains("takes no unix file descriptors"), "\(name): \(error.message)")
+                    }
+                }
+            }
+        }
+        // 2,000 calls later the host holds what it held, and serves as before.
+        let after = try Self.openDescriptors(pid)
+        #expect(after <= before, "descriptors before \(before), after \(after)")
+        let objects = try await caller.managedObjects()
+        #expect(objects.count == 1 && objects[widget]?["Configuration"] == .vardict([:]), "\(objects)")
+        #expect(try await listApps(caller)["org.example.Fds"] == nil)
+        let (outcome, _) = try await caller.tap(widget, "", [:], method: "Resolve")
+        #expect(outcome == "continue-user-activity")
+    }
+}
