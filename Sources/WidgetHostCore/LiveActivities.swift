@@ -445,17 +445,10 @@ public struct LiveActivityStore: Sendable {
     /// measured by ``payloadSize(attributes:state:)`` (else `LimitExceeded` naming the size
     /// and the limit).
     public func checkPayload(attributes: [String: OptionValue], state: [String: OptionValue]) throws(HostError) {
-        for (label, dictionary) in [("attributes", attributes), ("state", state)] {
-            try Validate.finite(dictionary, label)
-            for key in dictionary.keys.sorted() {
-                if let part = dictionary[key]!.unmarshallablePart(as: "v") {
-                    throw .invalidArgument(
-                        "\(label) value '\(key)' holds \(OptionValue.describe(signature: part)), which a Live Activity cannot keep; use strings (s), object paths (o), booleans (b), integers, doubles (d), arrays of these, and dictionaries (a{sv})")
-                }
-            }
-        }
+        try Validate.storable(attributes, "attributes")
+        try Validate.storable(state, "state")
         guard let size = Self.payloadSize(attributes: attributes, state: state) else {
-            // Unreachable after the loop above, which finds every value that has no size.
+            // Unreachable after the checks above, which find every value that has no size.
             throw .invalidArgument("attributes or state hold a value that cannot be sent over D-Bus; use strings, integers, doubles, booleans, arrays and a{sv} dictionaries")
         }
         guard size <= limits.maxPayloadBytes else {

@@ -40,7 +40,7 @@ public indirect enum OptionValue: Sendable, Equatable {
     /// Where the value holds a double that is NaN or infinite — `""` for the
     /// value itself, else a path such as `.speed` or `[2]` — or nil when it holds
     /// none. JSON, the state directory's format and every renderer's parser have
-    /// no such numbers, so the host takes none (see ``Validate/finite(_:_:)``).
+    /// no such numbers, so the host takes none (see ``Validate/storable(_:_:)``).
     public var nonFinitePath: String? {
         switch self {
         case .double(let d): return d.isFinite ? nil : ""

@@ -118,12 +118,18 @@ public enum Validate {
     // MARK: - Character classes
 
     /// `InvalidArgument` when a value of `values` holds a NaN or infinite double,
-    /// naming where (`what` names the dictionary, e.g. "configuration").
-    public static func finite(_ values: [String: OptionValue], _ what: String) throws(HostError) {
+    /// or a value of a type the host does not keep, naming where (`what` names
+    /// the dictionary, e.g. "configuration").
+    public static func storable(_ values: [String: OptionValue], _ what: String) throws(HostError) {
         for key in values.keys.sorted() {
-            guard let path = values[key]!.nonFinitePath else { continue }
-            throw .invalidArgument(
-                "\(what) value '\(prefix(key, 32))\(path)' is not a finite number (NaN and infinities cannot be stored or sent to renderers); send a finite double, or leave the value out")
+            if let path = values[key]!.nonFinitePath {
+                throw .invalidArgument(
+                    "\(what) value '\(prefix(key, 32))\(path)' is not a finite number (NaN and infinities cannot be stored or sent to renderers); send a finite double, or leave the value out")
+            }
+            if let part = values[key]!.unmarshallablePart(as: "v") {
+                throw .invalidArgument(
+                    "\(what) value '\(prefix(key, 32))' holds \(OptionValue.describe(signature: part)), which the host does not keep (it could be stored only as nothing); use strings (s), object paths (o), booleans (b), integers, doubles (d), arrays of these, and dictionaries (a{sv})")
+            }
         }
     }
 

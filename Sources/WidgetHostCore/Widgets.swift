@@ -348,7 +348,7 @@ public struct WidgetStore: Sendable {
     /// Checks that every key of `configuration` is a parameter of `kind`, that
     /// every number in it is finite, and that it takes at most `maxBytes` serialized.
     public static func check(_ configuration: [String: OptionValue], _ kind: WidgetKind, maxBytes: Int = .max) throws(HostError) {
-        try Validate.finite(configuration, "configuration")
+        try Validate.storable(configuration, "configuration")
         if let size = OptionValue.serializedSize(ofDictionaries: [configuration]), size > maxBytes {
             throw .limitExceeded(
                 "the configuration is \(size) bytes serialized; the limit max-configuration-bytes is \(maxBytes) bytes — keep only the parameters' choices in it, and the data they name in the app")

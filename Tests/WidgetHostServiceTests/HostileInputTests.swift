@@ -62,4 +62,38 @@ struct HostileInputTests {
         let (outcome, _) = try await caller.tap(widget, "", [:], method: "Resolve")
         #expect(outcome == "continue-user-activity")
     }
+
+    @Test("Values of types the host does not keep — a{sd}, (sd), g, a(sd) — are InvalidArgument naming where, never stored as ''")
+    func unkeptTypes() async throws {
+        let fixture = try await HostFixture.make()
+        defer { fixture.stop() }
+        try await fixture.startHost()
+        let app = try await DurabilityTests.registeredApp(fixture)
+        defer { app.close() }
+        let renderer = try await fixture.connect()
+        defer { renderer.close() }
+        let widget = try await renderer.addWidget(DurabilityTests.app, "Hero", "systemSmall")
+        let values: [(DBusValue, String)] = [
+            (.dictionary(key: "s", value: "d", [DBusValue.DictEntry(.string("a"), .double(1))]), "a{sd}"),
+            (.structure([.string("a"), .double(1)]), "(sd)"),
+            (.signature("s"), "g"),
+            (.array(element: "(sd)", [.structure([.string("a"), .double(1)])]), "a(sd)"),
+        ]
+        for (value, signature) in values {
+            await expectHostError("InvalidArgument", mentioning: "configuration value 'n' holds a value of type \(signature), which the host does not keep") {
+                _ = try await renderer.addWidget(DurabilityTests.app, "Hero", "systemSmall", ["n": value])
+            }
+            await expectHostError("InvalidArgument", mentioning: "configuration value 'n' holds a value of type \(signature)") {
+                _ = try await renderer.call(
+                    destination: "org.widgethost.Host1", path: widget, interface: "org.widgethost.Host1.Widget", member: "Configure",
+                    [.vardict(["n": .vardict(["deep": .array(element: "v", [.variant(value)])])])])
+            }
+            await expectHostError("InvalidArgument", mentioning: "state value 'speed' holds a value of type \(signature)") {
+                _ = try await app.startActivity("T", DurabilityTests.activityContent, ["state": .vardict(["speed": value])])
+            }
+        }
+        let objects = try await renderer.managedObjects()
+        #expect(objects.count == 1 && objects[widget]?["Configuration"] == .vardict([:]), "\(objects)")
+    }
 }
+
