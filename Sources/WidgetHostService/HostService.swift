@@ -113,8 +113,10 @@ public actor HostService: Service, CustomStringConvertible {
     private var ownerChanges: AsyncStream<NameOwnerChange>?
     /// Each connection's identity once looked up (see IdentityService.swift).
     var identities: [String: Result<CallerIdentity, HostError>] = [:]
-    /// Connections whose identity is being looked up.
-    var lookups: Set<String> = []
+    /// Connections with calls waiting for a lookup (``withCaller``), and how many.
+    var lookingUp: [String: Int] = [:]
+    /// Those of them that left the bus meanwhile: their lookups store nothing.
+    var leftWhileLookingUp: Set<String> = []
     /// Calls waiting behind an earlier call of the same sender that waits for a lookup.
     var held: [String: [() -> Void]] = [:]
     /// Each sender's calls waiting for their turn (see `takeTurns`).

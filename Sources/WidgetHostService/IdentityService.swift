@@ -69,16 +69,35 @@ extension HostService {
             return answerOnceStored(reply) { try body(self, try known.get(), nil) }
         }
         if held[sender] == nil { held[sender] = [] }
+        lookingUp[sender, default: 0] += 1
         spawn { service in
             do {
                 let identity = try await service.identity(of: sender)
                 let owner: String? = if let name { try await service.connection.nameOwner(name) } else { nil }
-                service.answerOnceStored(reply) { try body(service, identity, owner) }
+                // What a connection that left meanwhile would leave behind — a
+                // registration, say — would outlive it for good: nothing is stored.
+                if service.leftWhileLookingUp.contains(sender) {
+                    reply.fail(HostError.accessDenied("the calling connection left the bus before its call took effect; nothing was stored"))
+                } else {
+                    service.answerOnceStored(reply) { try body(service, identity, owner) }
+                }
             } catch {
                 reply.fail(error)
             }
+            service.lookupEnded(sender)
             service.releaseHeld(sender)
         }
+    }
+
+    /// One lookup of `sender` is over; once none is left, whether it left the
+    /// bus meanwhile is forgotten (its later calls find the bus says so).
+    private func lookupEnded(_ sender: String) {
+        guard let count = lookingUp[sender], count > 1 else {
+            lookingUp[sender] = nil
+            leftWhileLookingUp.remove(sender)
+            return
+        }
+        lookingUp[sender] = count - 1
     }
 
     /// Runs the calls of `sender` that waited, in order, until one of them waits again.
@@ -96,19 +115,14 @@ extension HostService {
     /// The identity of `sender`'s process, from the cache or the kernel.
     private func identity(of sender: String) async throws -> CallerIdentity {
         if let known = identities[sender] { return try known.get() }
-        lookups.insert(sender)
-        let credentials: Credentials
-        do { credentials = try await connection.credentials(of: sender) } catch {
-            lookups.remove(sender)
-            throw error
-        }
+        let credentials = try await connection.credentials(of: sender)
         let result: Result<CallerIdentity, HostError> = await withCheckedContinuation { continuation in
             DispatchQueue.global(qos: .userInitiated).async {
                 continuation.resume(returning: Self.readIdentity(credentials))
             }
         }
         // Cached only while the connection is still on the bus (see connectionClosed).
-        if lookups.remove(sender) != nil { identities[sender] = result }
+        if !leftWhileLookingUp.contains(sender) { identities[sender] = result }
         logger.debug("caller identity", metadata: ["sender": "\(sender)", "identity": "\(result)"])
         return try result.get()
     }
@@ -137,9 +151,10 @@ extension HostService {
         return result
     }
 
-    /// Forgets what was known of a connection that left the bus.
+    /// Forgets what was known of a connection that left the bus; a lookup of
+    /// it still under way will store nothing.
     func forgetCaller(_ sender: String) {
         identities[sender] = nil
-        lookups.remove(sender)
+        if lookingUp[sender] != nil { leftWhileLookingUp.insert(sender) }
     }
 }

@@ -95,5 +95,46 @@ struct HostileInputTests {
         let objects = try await renderer.managedObjects()
         #expect(objects.count == 1 && objects[widget]?["Configuration"] == .vardict([:]), "\(objects)")
     }
+
+    @Test("Connections that close mid-RegisterApp leave no registration behind, and the id stays free")
+    func registrationsDieWithTheirConnections() async throws {
+        let fixture = try await HostFixture.make()
+        defer { fixture.stop() }
+        try await fixture.startHost()
+        let appID = "org.example.Churn"
+        let observer = try await fixture.connect()
+        defer { observer.close() }
+        // Six lanes of connections, each sending RegisterApp and closing a moment
+        // later, while its identity and the name's owner are being looked up.
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for lane in 0..<6 {
+                group.addTask {
+                    for round in 0..<60 {
+                        let connection = try await fixture.connect()
+                        try connection.send(
+                            Message.methodCall(
+                                destination: "org.widgethost.Host1", path: "/org/widgethost/Host1", interface: "org.widgethost.Host1.Apps",
+                                member: "RegisterApp",
+                                arguments: [.string(appID), .vardict(["protocol": .string("freedesktop"), "schemes": .strings(["x-churn"])])]))
+                        try await Task.sleep(for: .microseconds((lane * 60 + round) % 7 * 250))
+                        connection.close()
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        // Once the host has seen every connection go (lookups take milliseconds),
+        // none of them holds the id.
+        try await Task.sleep(for: .seconds(1))
+        let left = try await listApps(observer)[appID] ?? [:]
+        #expect(left["registered"] != .bool(true), "a registration outlived its connection: \(left)")
+        await expectHostError("UnknownApp", mentioning: "x-churn") {
+            _ = try await observer.host("OpenURL", [.string("x-churn://x"), .vardict([:])])
+        }
+        // The app itself registers as if nothing had happened.
+        let app = try await AppPeer(fixture, appID: appID)
+        defer { app.close() }
+        #expect(try await listApps(observer)[appID]?["registered_by"] == .string(app.connection.uniqueName ?? ""))
+    }
 }
 
