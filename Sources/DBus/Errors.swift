@@ -53,3 +53,37 @@ public enum MessageLimits {
     /// The most bytes a body may take: room is left for the largest header.
     public static let maxBodyBytes = maxMessageBytes - (64 << 10)
 }
+
+/// How much reading a call may build (``Message/arguments(within:)``): a
+/// service answers a call over them with an error instead of reading it whole.
+public struct DecodingLimits: Sendable, Equatable {
+    /// Entries of one array or dictionary, and values of one structure.
+    public var maxContainerEntries: Int
+    /// Bytes the keys and values of one `a{sv}` hold, nested ones included.
+    public var maxDictionaryBytes: Int
+    /// The error name calls over the limits are answered with.
+    public var errorName: String
+    /// How a message names each limit to the caller (an option that sets it, say).
+    public var entriesName: String?
+    public var bytesName: String?
+
+    public init(
+        maxContainerEntries: Int = .max, maxDictionaryBytes: Int = .max, errorName: String = DBusError.limitsExceededName,
+        entriesName: String? = nil, bytesName: String? = nil
+    ) {
+        self.maxContainerEntries = maxContainerEntries
+        self.maxDictionaryBytes = maxDictionaryBytes
+        self.errorName = errorName
+        self.entriesName = entriesName
+        self.bytesName = bytesName
+    }
+
+    /// No limit but D-Bus's own.
+    public static let none = DecodingLimits()
+}
+
+/// A call over its ``DecodingLimits``; the message says which.
+public struct DecodingLimitExceeded: Error, Sendable, CustomStringConvertible {
+    public let description: String
+    init(_ description: String) { self.description = description }
+}

@@ -250,6 +250,8 @@ final class ObjectServer: Sendable {
         /// rather than a whole path on the heap for each.
         var objects: [String: [String: [ExportedInterface]]] = [:]
         var managers: Set<String> = []
+        /// What reading one call's arguments may build.
+        var limits = DecodingLimits.none
 
         subscript(path: String) -> [ExportedInterface]? {
             get {
@@ -446,9 +448,16 @@ final class ObjectServer: Sendable {
                 DBusError.invalidArgsName,
                 "\(interface.description.name).\(member) \(expected), but the call carried '\(signature)'")
         }
+        let arguments: [DBusValue]
+        let limits = state.withLock { $0.limits }
+        do {
+            arguments = try message.arguments(within: limits)
+        } catch {
+            return fail(limits.errorName, "\(interface.description.name).\(member): \(error); send less in one call")
+        }
         let call = MethodCall(
             message: message, sender: message.sender ?? "", path: path, interface: interface.description.name,
-            member: member, arguments: message.arguments())
+            member: member, arguments: arguments)
         let reply = Reply(
             connection: connection, call: message, outSignature: method.outSignature, interface: interface.description.name,
             member: member)
@@ -476,7 +485,11 @@ final class ObjectServer: Sendable {
                 DBusError.invalidArgsName,
                 "Properties.\(member) takes '\(method.inSignature)', but the call carried '\(message.signature)'")
         }
-        let args = message.arguments()
+        let limits = state.withLock { $0.limits }
+        let args: [DBusValue]
+        do { args = try message.arguments(within: limits) } catch {
+            return fail(limits.errorName, "Properties.\(member): \(error); send less in one call")
+        }
         let interfaceName = args[0].stringValue ?? ""
         guard let interface = exported.first(where: { $0.description.name == interfaceName }) else {
             return fail(DBusError.unknownInterfaceName, "The object at \(path) has no interface '\(interfaceName)'")
@@ -520,6 +533,12 @@ extension Connection {
     /// `InterfacesAdded`, unless `announce` is false: for objects served
     /// before the name is owned, which nobody can be watching yet (a client
     /// that comes later asks `GetManagedObjects`).
+    /// Bounds what reading each call to this connection's objects may build:
+    /// a call over them is answered with `limits.errorName` before any handler runs.
+    public func setDecodingLimits(_ limits: DecodingLimits) {
+        objects.state.withLock { $0.limits = limits }
+    }
+
     public func export(_ interfaces: [ExportedInterface], at path: String, announce: Bool = true) throws {
         guard ObjectPath.isValid(path) else { throw DBusEncodingError("'\(path)' is not a valid object path") }
         for interface in interfaces { try interface.validate() }

@@ -179,6 +179,16 @@ public final class Message: @unchecked Sendable {
         return Marshal.readAll(&iter)
     }
 
+    /// Reads every argument within `limits`: a container over them stops the
+    /// reading where it is found, so what a caller sends past them is never built.
+    /// - Throws: ``DecodingLimitExceeded``.
+    public func arguments(within limits: DecodingLimits) throws(DecodingLimitExceeded) -> [DBusValue] {
+        var iter = DBusMessageIter()
+        guard dbus_message_iter_init(raw, &iter) != 0 else { return [] }
+        var reader = Marshal.BoundedReader(limits: limits)
+        return try reader.readAll(&iter)
+    }
+
     /// The error this message carries, when it is an error reply.
     public var error: DBusError? {
         guard kind == .error else { return nil }
@@ -499,6 +509,82 @@ enum Marshal {
         default:
             // Unknown type codes cannot occur in a message libdbus validated.
             return .structure([])
+        }
+    }
+
+    /// ``read(_:)`` within ``DecodingLimits``: each array or dictionary is
+    /// counted as it is read, and each `a{sv}` weighed by the bytes of what it
+    /// holds (strings by their UTF-8, other values by their size on the wire).
+    struct BoundedReader {
+        let limits: DecodingLimits
+        /// Bytes read so far; an `a{sv}` weighs the growth while it is read.
+        var bytes = 0
+
+        mutating func readAll(_ iter: inout DBusMessageIter) throws(DecodingLimitExceeded) -> [DBusValue] {
+            var values: [DBusValue] = []
+            while dbus_message_iter_get_arg_type(&iter) != TypeCode.invalid {
+                try count(values.count + 1)
+                values.append(try read(&iter))
+                dbus_message_iter_next(&iter)
+            }
+            return values
+        }
+
+        private func count(_ entries: Int) throws(DecodingLimitExceeded) {
+            guard entries > limits.maxContainerEntries else { return }
+            throw DecodingLimitExceeded(
+                "an array or dictionary in the call holds more than \(limits.maxContainerEntries) entries, the limit\(limits.entriesName.map { " \($0)" } ?? "")")
+        }
+
+        mutating func read(_ iter: inout DBusMessageIter) throws(DecodingLimitExceeded) -> DBusValue {
+            let type = dbus_message_iter_get_arg_type(&iter)
+            switch type {
+            case TypeCode.variant:
+                var sub = DBusMessageIter()
+                dbus_message_iter_recurse(&iter, &sub)
+                return .variant(try read(&sub))
+            case TypeCode.structure:
+                var sub = DBusMessageIter()
+                dbus_message_iter_recurse(&iter, &sub)
+                return .structure(try readAll(&sub))
+            case TypeCode.array where dbus_message_iter_get_element_type(&iter) == TypeCode.dictEntry:
+                let full = Marshal.currentSignature(&iter)
+                let inner = full.dropFirst(2).dropLast()
+                let key = String(inner.prefix(1))
+                let value = String(inner.dropFirst())
+                let weighed = full == "a{sv}"
+                let start = bytes
+                var sub = DBusMessageIter()
+                dbus_message_iter_recurse(&iter, &sub)
+                var entries: [DBusValue.DictEntry] = []
+                while dbus_message_iter_get_arg_type(&sub) == TypeCode.dictEntry {
+                    try count(entries.count + 1)
+                    var pair = DBusMessageIter()
+                    dbus_message_iter_recurse(&sub, &pair)
+                    let k = try read(&pair)
+                    dbus_message_iter_next(&pair)
+                    let v = try read(&pair)
+                    entries.append(.init(k, v))
+                    if weighed && bytes - start > limits.maxDictionaryBytes {
+                        throw DecodingLimitExceeded(
+                            "a dictionary (a{sv}) in the call holds more than \(limits.maxDictionaryBytes) bytes, the limit\(limits.bytesName.map { " \($0)" } ?? "")")
+                    }
+                    dbus_message_iter_next(&sub)
+                }
+                return .dictionary(key: key, value: value, entries)
+            case TypeCode.array:
+                let full = Marshal.currentSignature(&iter)
+                var sub = DBusMessageIter()
+                dbus_message_iter_recurse(&iter, &sub)
+                return .array(element: String(full.dropFirst()), try readAll(&sub))
+            default:
+                let value = Marshal.read(&iter)
+                switch value {
+                case .string(let text), .objectPath(let text), .signature(let text): bytes += text.utf8.count
+                default: bytes += 8
+                }
+                return value
+            }
         }
     }
 

@@ -21,4 +21,14 @@ public enum Allocator {
     public static func returnFreePages() {
         _ = malloc_trim(0)
     }
+
+    /// Serves every block of `bytes` or more from pages of its own that go back
+    /// to the system the moment it is freed. glibc otherwise raises that
+    /// threshold to the largest block freed so far (up to 32 MiB): one large
+    /// message read and dropped — a call refused for its size — would move
+    /// every later one of that size onto the heap, which keeps its high-water
+    /// mark resident.
+    public static func returnLargeBlocksAtOnce(from bytes: Int32 = 128 * 1024) {
+        _ = mallopt(M_MMAP_THRESHOLD, bytes)
+    }
 }

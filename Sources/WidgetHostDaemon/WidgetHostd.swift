@@ -66,6 +66,12 @@ public struct WidgetHostd: AsyncParsableCommand {
     @Option(help: "Deliveries one app may have waiting for its answer; more taps for it fail at once with LimitExceeded.")
     var maxPendingDeliveriesPerApp: Int = 256
 
+    @Option(help: "The most entries of one array or dictionary in a call; a call with more is refused while it is read.")
+    var maxDictEntries: Int = HostConfiguration.defaultMaxDictionaryEntries
+
+    @Option(help: "The most bytes of one a{sv} in a call (its keys and values, nested ones included); a call with more is refused while it is read.")
+    var maxDictBytes: Int = HostConfiguration.defaultMaxDictionaryBytes
+
     @Option(help: "The largest view tree (content JSON) in bytes.")
     var maxContentBytes: Int = ViewTreeLimits().maxBytes
 
@@ -103,6 +109,7 @@ public struct WidgetHostd: AsyncParsableCommand {
             ("--max-registrations-per-connection", maxRegistrationsPerConnection),
             ("--max-pending-deliveries-per-app", maxPendingDeliveriesPerApp), ("--max-content-bytes", maxContentBytes),
             ("--max-content-depth", maxContentDepth), ("--max-content-elements", maxContentElements), ("--max-url-length", maxUrlLength),
+            ("--max-dict-entries", maxDictEntries), ("--max-dict-bytes", maxDictBytes),
         ] where value < 1 {
             throw ValidationError("\(name) must be at least 1")
         }
@@ -128,6 +135,7 @@ public struct WidgetHostd: AsyncParsableCommand {
             return handler
         }
         let logger = Logger(label: "widget-hostd")
+        Allocator.returnLargeBlocksAtOnce()
 
         var config = HostConfiguration()
         config.linkPolicy = linkPolicy
@@ -140,6 +148,8 @@ public struct WidgetHostd: AsyncParsableCommand {
         config.budgets.perApp = maxAppBytes
         config.budgets.total = maxHostBytes
         config.maxPendingDeliveriesPerApp = maxPendingDeliveriesPerApp
+        config.maxDictionaryEntries = maxDictEntries
+        config.maxDictionaryBytes = maxDictBytes
         config.contentLimits.maxBytes = maxContentBytes
         config.contentLimits.maxDepth = maxContentDepth
         config.contentLimits.maxElements = maxContentElements

@@ -26,6 +26,14 @@ public struct HostConfiguration: Sendable {
     public var budgets = Footprint.Budgets()
     /// Deliveries one app may have waiting for its answer; more taps for it are refused at once.
     public var maxPendingDeliveriesPerApp = 256
+    /// Entries of one array or dictionary in a call, counted while it is read.
+    public var maxDictionaryEntries = Self.defaultMaxDictionaryEntries
+    public static let defaultMaxDictionaryEntries = 4096
+    /// Bytes of one `a{sv}` in a call (its keys and values, nested ones
+    /// included), weighed while it is read: twice the largest the host keeps, a
+    /// widget's configuration.
+    public var maxDictionaryBytes = Self.defaultMaxDictionaryBytes
+    public static let defaultMaxDictionaryBytes = 131_072
     /// Size, depth, element count and URL length of every view tree (content, activities, timelines).
     public var contentLimits = ViewTreeLimits() {
         didSet { timelines.contentLimits = contentLimits }
@@ -148,6 +156,12 @@ public actor HostService: Service, CustomStringConvertible {
         widgets.maxConfigurationBytes = configuration.maxConfigurationBytes
         self.timelines = TimelineEngine(options: configuration.timelines)
         self.footprint = Footprint(budgets: configuration.budgets)
+        // A call over these is refused while it is read: what it sends past
+        // them is never built (a million-key a{sv} would stall every caller).
+        connection.setDecodingLimits(
+            DecodingLimits(
+                maxContainerEntries: configuration.maxDictionaryEntries, maxDictionaryBytes: configuration.maxDictionaryBytes,
+                errorName: HostError(.limitExceeded, "").dbusName, entriesName: "set by widget-hostd --max-dict-entries", bytesName: "set by widget-hostd --max-dict-bytes"))
     }
 
     /// Serves the objects, then owns the name, then serves the bus: name owner

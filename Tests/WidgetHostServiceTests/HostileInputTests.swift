@@ -12,15 +12,10 @@ struct HostileInputTests {
 
     @Test("A call carrying unix fds is InvalidArgs, changes nothing and leaves the host's descriptors flat after 2,000 of them")
     func noDescriptors() async throws {
-        let fixture = try await HostFixture.make()
-        defer { fixture.stop() }
-        try await fixture.startHost()
+        let host = try await HostWithWidget.start()
+        defer { host.stop() }
+        let (fixture, caller, widget) = (host.fixture, host.caller, host.widget)
         let pid = try #require(fixture.hostProcess?.processIdentifier)
-        let app = try await DurabilityTests.registeredApp(fixture)
-        defer { app.close() }
-        let caller = try await fixture.connect()
-        defer { caller.close() }
-        let widget = try await caller.addWidget(DurabilityTests.app, "Hero", "systemSmall")
         let file = open("/dev/null", O_RDONLY | O_CLOEXEC)
         defer { close(file) }
         let fd = DBusValue.variant(.unixFD(file))
@@ -65,14 +60,9 @@ struct HostileInputTests {
 
     @Test("Values of types the host does not keep — a{sd}, (sd), g, a(sd) — are InvalidArgument naming where, never stored as ''")
     func unkeptTypes() async throws {
-        let fixture = try await HostFixture.make()
-        defer { fixture.stop() }
-        try await fixture.startHost()
-        let app = try await DurabilityTests.registeredApp(fixture)
-        defer { app.close() }
-        let renderer = try await fixture.connect()
-        defer { renderer.close() }
-        let widget = try await renderer.addWidget(DurabilityTests.app, "Hero", "systemSmall")
+        let host = try await HostWithWidget.start()
+        defer { host.stop() }
+        let (app, renderer, widget) = (host.app, host.caller, host.widget)
         let values: [(DBusValue, String)] = [
             (.dictionary(key: "s", value: "d", [DBusValue.DictEntry(.string("a"), .double(1))]), "a{sd}"),
             (.structure([.string("a"), .double(1)]), "(sd)"),
@@ -136,5 +126,79 @@ struct HostileInputTests {
         defer { app.close() }
         #expect(try await listApps(observer)[appID]?["registered_by"] == .string(app.connection.uniqueName ?? ""))
     }
+
+    static func residentBytes(_ pid: Int32) throws -> Int {
+        let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
+        let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
+        return (Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0) * 1024
+    }
+
+    @Test("An a{sv} over max-dict-entries or max-dict-bytes is LimitExceeded while it is read; a million keys leave the host's memory where it was")
+    func boundedDictionaries() async throws {
+        let host = try await HostWithWidget.start()
+        defer { host.stop() }
+        let (fixture, caller, widget) = (host.fixture, host.caller, host.widget)
+        let pid = try #require(fixture.hostProcess?.processIdentifier)
+        func keys(_ count: Int) -> [String: DBusValue] {
+            Dictionary(uniqueKeysWithValues: (0..<count).map { ("k\($0)", DBusValue.int32(1)) })
+        }
+        // At the limit the call is read, and refused for what it says.
+        await expectHostError("InvalidArgument", mentioning: "unknown options") { _ = try await caller.tap(widget, "", keys(4096)) }
+        await expectHostError("LimitExceeded", mentioning: "more than 4096 entries, the limit set by widget-hostd --max-dict-entries") {
+            _ = try await caller.tap(widget, "", keys(4097))
+        }
+        await expectHostError("LimitExceeded", mentioning: "more than 4096 entries") {
+            _ = try await caller.addWidget(DurabilityTests.app, "Hero", "systemSmall", ["n": .array(element: "i", (0...4096).map { _ in .int32(0) })])
+        }
+        await expectHostError("LimitExceeded", mentioning: "more than 131072 bytes, the limit set by widget-hostd --max-dict-bytes") {
+            _ = try await caller.addWidget(DurabilityTests.app, "Hero", "systemSmall", ["n": .vardict(["deep": .string(String(repeating: "x", count: 140_000))])])
+        }
+        // Warm, then a flood of million-key dictionaries from another caller.
+        for _ in 0..<20 { _ = try await caller.tap(widget, "", [:], method: "Resolve") }
+        let before = try Self.residentBytes(pid)
+        let million = DBusValue.vardict(keys(1_000_000))
+        for _ in 0..<3 {
+            await expectHostError("LimitExceeded", mentioning: "more than 4096 entries") {
+                _ = try await caller.call(
+                    destination: "org.widgethost.Host1", path: widget, interface: "org.widgethost.Host1.Widget", member: "Tap",
+                    [.string(""), million])
+            }
+            // Answered once the refused call's dispatch is over, message freed.
+            _ = try await caller.tap(widget, "", [:], method: "Resolve")
+        }
+        let after = try Self.residentBytes(pid)
+        #expect(after - before < 8 << 20, "RSS \(before >> 10) KiB before, \(after >> 10) KiB after three million-key calls")
+        // Nothing changed, and the host serves as before.
+        let objects = try await caller.managedObjects()
+        #expect(objects.count == 1 && objects[widget]?["Configuration"] == .vardict([:]), "\(objects)")
+        #expect(try await caller.tap(widget, "", [:], method: "Resolve").0 == "continue-user-activity")
+    }
 }
 
+/// A host with Durable's app registered and one of its widgets placed by another connection.
+struct HostWithWidget {
+    let fixture: HostFixture
+    let app: AppPeer
+    let caller: Connection
+    let widget: String
+
+    static func start() async throws -> HostWithWidget {
+        let fixture = try await HostFixture.make()
+        do {
+            try await fixture.startHost()
+            let app = try await DurabilityTests.registeredApp(fixture)
+            let caller = try await fixture.connect()
+            return HostWithWidget(
+                fixture: fixture, app: app, caller: caller, widget: try await caller.addWidget(DurabilityTests.app, "Hero", "systemSmall"))
+        } catch {
+            fixture.stop()
+            throw error
+        }
+    }
+
+    func stop() {
+        caller.close()
+        app.close()
+        fixture.stop()
+    }
+}
