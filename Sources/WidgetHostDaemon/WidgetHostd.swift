@@ -66,6 +66,9 @@ public struct WidgetHostd: AsyncParsableCommand {
     @Option(help: "Deliveries one app may have waiting for its answer; more taps for it fail at once with LimitExceeded.")
     var maxPendingDeliveriesPerApp: Int = 256
 
+    @Option(help: "GetTimeline calls under way to one app's provider at once; more wait their turn, and a widget's later reloads join the one waiting.")
+    var maxProviderCallsPerApp: Int = 4
+
     @Option(help: "The most entries of one array or dictionary in a call; a call with more is refused while it is read.")
     var maxDictEntries: Int = HostConfiguration.defaultMaxDictionaryEntries
 
@@ -109,7 +112,7 @@ public struct WidgetHostd: AsyncParsableCommand {
             ("--max-registrations-per-connection", maxRegistrationsPerConnection),
             ("--max-pending-deliveries-per-app", maxPendingDeliveriesPerApp), ("--max-content-bytes", maxContentBytes),
             ("--max-content-depth", maxContentDepth), ("--max-content-elements", maxContentElements), ("--max-url-length", maxUrlLength),
-            ("--max-dict-entries", maxDictEntries), ("--max-dict-bytes", maxDictBytes),
+            ("--max-dict-entries", maxDictEntries), ("--max-dict-bytes", maxDictBytes), ("--max-provider-calls-per-app", maxProviderCallsPerApp),
         ] where value < 1 {
             throw ValidationError("\(name) must be at least 1")
         }
@@ -149,6 +152,7 @@ public struct WidgetHostd: AsyncParsableCommand {
         config.budgets.total = maxHostBytes
         config.maxPendingDeliveriesPerApp = maxPendingDeliveriesPerApp
         config.maxDictionaryEntries = maxDictEntries
+        config.maxProviderCallsPerApp = maxProviderCallsPerApp
         config.maxDictionaryBytes = maxDictBytes
         config.contentLimits.maxBytes = maxContentBytes
         config.contentLimits.maxDepth = maxContentDepth

@@ -26,6 +26,8 @@ public struct HostConfiguration: Sendable {
     public var budgets = Footprint.Budgets()
     /// Deliveries one app may have waiting for its answer; more taps for it are refused at once.
     public var maxPendingDeliveriesPerApp = 256
+    /// `GetTimeline` calls under way to one app's provider at once; the rest wait their turn.
+    public var maxProviderCallsPerApp = 4
     /// Entries of one array or dictionary in a call, counted while it is read.
     public var maxDictionaryEntries = Self.defaultMaxDictionaryEntries
     public static let defaultMaxDictionaryEntries = 4096
@@ -87,6 +89,8 @@ public actor HostService: Service, CustomStringConvertible {
     /// The last `LiveActivities.Order` announced, to emit PropertiesChanged only on change.
     var announcedOrder: [String] = []
     var timelines: TimelineEngine
+    /// `GetTimeline` calls under way to each app's provider, and those waiting (`maxProviderCallsPerApp`).
+    var providerCalls: TurnLimiter<String, TimelineFetch>
     /// Deliveries waiting for each app's answer (`maxPendingDeliveriesPerApp`).
     var pendingDeliveries: [String: Int] = [:]
     /// Writes the state directory off this thread; nil until `start()` opened it.
@@ -156,6 +160,7 @@ public actor HostService: Service, CustomStringConvertible {
         widgets.maxConfigurationBytes = configuration.maxConfigurationBytes
         self.timelines = TimelineEngine(options: configuration.timelines)
         self.footprint = Footprint(budgets: configuration.budgets)
+        self.providerCalls = TurnLimiter(limit: configuration.maxProviderCallsPerApp)
         // A call over these is refused while it is read: what it sends past
         // them is never built (a million-key a{sv} would stall every caller).
         connection.setDecodingLimits(

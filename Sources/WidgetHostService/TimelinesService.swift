@@ -235,9 +235,25 @@ extension HostService {
         return decision
     }
 
-    /// Calls the provider's `GetTimeline` for one fetch the engine started.
+    /// Calls the provider's `GetTimeline` for one fetch the engine started —
+    /// now, or once fewer than `maxProviderCallsPerApp` of the app's are under
+    /// way (the engine coalesces later reloads of the widget with it meanwhile).
     func startFetch(_ fetch: TimelineFetch) {
-        guard let widget = widgets.widgets[fetch.widgetID] else { return }
+        guard let widget = widgets.widgets[fetch.widgetID], providerCalls.admit(fetch, for: widget.appID) else { return }
+        callProvider(fetch, widget)
+    }
+
+    /// A `GetTimeline` of `appID` is over: the next fetch waiting for one of
+    /// its turns starts, skipping those of widgets gone or reloaded meanwhile.
+    private func providerCallEnded(_ appID: String) {
+        while let next = providerCalls.finished(appID) {
+            if timelines.isAwaiting(next), let widget = widgets.widgets[next.widgetID] {
+                return callProvider(next, widget)
+            }
+        }
+    }
+
+    private func callProvider(_ fetch: TimelineFetch, _ widget: PlacedWidget) {
         do {
             let (destination, path) = try providerTarget(widget.appID, doing: "provide a timeline")
             let context: [String: DBusValue] = ["widget_id": .string(widget.id), "reason": .string(fetch.reason.rawValue)]
@@ -250,11 +266,13 @@ extension HostService {
                 self?.assumeIsolated { service in service.fetchAnswered(fetch, appID: appID, result) }
             }
         } catch {
+            providerCallEnded(widget.appID)
             fetchFailed(fetch, Self.providerError(error, appID: widget.appID, member: .getTimeline).message)
         }
     }
 
     func fetchAnswered(_ fetch: TimelineFetch, appID: String, _ result: Result<Message, any Error>) {
+        providerCallEnded(appID)
         do {
             let message = try result.get()
             let answer = try Self.answer(message, of: .getTimeline, by: appID, Provider1.Proxy.getTimelineResult)

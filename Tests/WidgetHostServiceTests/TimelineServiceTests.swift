@@ -204,6 +204,26 @@ struct TimelineServiceTests {
         #expect(try await renderer.describeTimeline(widget)["failures"] == .uint32(0))
     }
 
+    @Test("A stranger's AddWidget/Remove loop on another app's kind reaches its hung provider with at most max-provider-calls-per-app GetTimeline calls")
+    func providerCallsBounded() async throws {
+        let run = try await RangersRun.start(
+            environment: { _ in ["EMOJI_RANGERS_HANG": "timeline"] }, host: ["--provider-timeout", "30", "--max-provider-calls-per-app", "3"])
+        defer { run.stop() }
+        let (fixture, renderer, record) = (run.fixture, run.renderer, run.record)
+        for _ in 0..<150 {
+            let widget = try await renderer.addWidget(Self.app, Self.kind, "systemSmall")
+            try await renderer.call(
+                destination: "org.widgethost.Host1", path: widget, interface: "org.widgethost.Host1.Widget", member: "Remove", [])
+        }
+        let kept = try await renderer.addWidget(Self.app, Self.kind, "systemSmall")
+        #expect(await eventually { fixture.records(record).filter { $0["call"] as? String == "timeline" }.count >= 3 })
+        try await Task.sleep(for: .seconds(1))
+        // Three calls hang; the rest waited their turn and were dropped with their widgets.
+        #expect(fixture.records(record).filter { $0["call"] as? String == "timeline" }.count == 3)
+        // The widget still placed waits its turn.
+        #expect(try await renderer.describeTimeline(kept)["fetching"] == .string("added"))
+    }
+
     @Test("A provider that hangs blocks neither taps nor other calls, and fails at the provider timeout")
     func providerHangs() async throws {
         let run = try await RangersRun.start(
