@@ -61,11 +61,20 @@ public struct AppRegistry: Sendable {
 
     /// The most live registrations one connection may hold.
     public var maxRegistrationsPerConnection: Int
+    /// The most live registrations of one sandboxed app's ids (its own and
+    /// those below it, `<id>.*`), over all its connections.
+    public var maxRegistrationsPerSandboxedApp = Self.defaultMaxRegistrationsPerSandboxedApp
+    public static let defaultMaxRegistrationsPerSandboxedApp = 16
 
     /// The warnings of the last scan given to ``replaceDiscovered(_:)``.
     public private(set) var scanWarnings: [String] = []
     /// The schemes installed desktop entries declare, with the entries (``DesktopScan/installedHandlers``).
     public private(set) var installedHandlers: [String: Set<String>] = [:]
+
+    /// The apps whose live registration `owner` holds.
+    public func appIDs(registeredBy owner: String) -> [String] {
+        registrations.compactMap { $0.value.owner == owner ? $0.key : nil }
+    }
 
     /// An empty registry.
     public init(maxRegistrationsPerConnection: Int = 256) {
@@ -127,6 +136,13 @@ public struct AppRegistry: Sendable {
         let held = registrations.values.reduce(0) { $0 + ($1.owner == owner ? 1 : 0) }
         if held >= maxRegistrationsPerConnection {
             throw .limitExceeded("connection \(owner) already holds \(held) app registrations, the most allowed (the limit max-registrations-per-connection); UnregisterApp some before registering '\(appID)'")
+        }
+        if let sandbox = identity.sandboxedID {
+            let ids = registrations.values.reduce(0) { $0 + ($1.identity.sandboxedID == sandbox ? 1 : 0) }
+            if ids >= maxRegistrationsPerSandboxedApp {
+                throw .limitExceeded(
+                    "the sandboxed app \(sandbox) already holds \(ids) registrations of its ids, the most allowed (the limit max-ids-per-sandboxed-app); UnregisterApp some of them before registering '\(appID)'")
+            }
         }
         registrations[appID] = Registration(owner: owner, given: options, options: parsed, sequence: nextSequence, identity: identity)
         nextSequence += 1

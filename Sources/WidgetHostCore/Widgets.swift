@@ -259,8 +259,40 @@ public struct WidgetStore: Sendable {
     public var maxPerApp = 1000
     /// Placed widgets by app, so that a placement need not count them.
     private var countsByApp: [String: Int] = [:]
+    /// The most bytes of JSON all bundles may take together (the limit
+    /// max-bundle-bytes): they live in memory, in the state directory and in
+    /// every `ListBundles` reply.
+    public var maxBundleBytes = Self.defaultMaxBundleBytes
+    public static let defaultMaxBundleBytes = 4 << 20
+    /// The most bytes of JSON the bundles of the apps one connection holds
+    /// may take together (max-bundle-bytes-per-connection): one connection
+    /// holding many ids takes no more than its share of the pool.
+    public var maxBundleBytesPerConnection = Self.defaultMaxBundleBytesPerConnection
+    public static let defaultMaxBundleBytesPerConnection = 1 << 20
 
     public init() {}
+
+    /// Checks that `appID`'s bundle may become `bundle`: with it, all bundles
+    /// stay within ``maxBundleBytes``, and those of `sharing` (the apps the
+    /// same connection holds, `appID` among them or not) within
+    /// ``maxBundleBytesPerConnection``. A bundle that does not grow is always taken,
+    /// so a host started with lower limits still lets apps shrink.
+    public func checkBundleBudget(appID: String, _ bundle: WidgetBundle, sharing: some Sequence<String>) throws(HostError) {
+        let old = bundles[appID]?.json.utf8.count ?? 0
+        let new = bundle.json.utf8.count
+        guard new > old else { return }
+        let total = bundles.values.reduce(0) { $0 + $1.json.utf8.count } - old + new
+        if total > maxBundleBytes {
+            throw .limitExceeded(
+                "the widget bundles of all apps would take \(total) bytes of JSON, more than the host's pool of \(maxBundleBytes) (the limit max-bundle-bytes); publish a smaller bundle — descriptions short, kinds few — or ask the user to remove apps' widgets")
+        }
+        var shared = new
+        for other in Set(sharing) where other != appID { shared += bundles[other]?.json.utf8.count ?? 0 }
+        if shared > maxBundleBytesPerConnection {
+            throw .limitExceeded(
+                "the widget bundles of the apps this connection holds would take \(shared) bytes of JSON, more than one connection's share of \(maxBundleBytesPerConnection) (the limit max-bundle-bytes-per-connection); unregister apps this connection no longer serves, or publish smaller bundles")
+        }
+    }
 
     // Each change comes as a check that changes nothing and a step that cannot
     // fail, so that the service can store a change between the two and leave

@@ -66,6 +66,15 @@ public struct WidgetHostd: AsyncParsableCommand {
     @Option(help: "Deliveries one app may have waiting for its answer; more taps for it fail at once with LimitExceeded.")
     var maxPendingDeliveriesPerApp: Int = 256
 
+    @Option(help: "Live registrations of one sandboxed app's ids (its own and those below it) over all its connections.")
+    var maxIdsPerSandboxedApp: Int = AppRegistry.defaultMaxRegistrationsPerSandboxedApp
+
+    @Option(help: "The most bytes of JSON all apps' widget bundles may take together.")
+    var maxBundleBytes: Int = WidgetStore.defaultMaxBundleBytes
+
+    @Option(help: "The most bytes of JSON the widget bundles of the apps one connection holds may take together.")
+    var maxBundleBytesPerConnection: Int = WidgetStore.defaultMaxBundleBytesPerConnection
+
     @Option(help: "GetTimeline calls under way to one app's provider at once; more wait their turn, and a widget's later reloads join the one waiting.")
     var maxProviderCallsPerApp: Int = 4
 
@@ -113,6 +122,8 @@ public struct WidgetHostd: AsyncParsableCommand {
             ("--max-pending-deliveries-per-app", maxPendingDeliveriesPerApp), ("--max-content-bytes", maxContentBytes),
             ("--max-content-depth", maxContentDepth), ("--max-content-elements", maxContentElements), ("--max-url-length", maxUrlLength),
             ("--max-dict-entries", maxDictEntries), ("--max-dict-bytes", maxDictBytes), ("--max-provider-calls-per-app", maxProviderCallsPerApp),
+            ("--max-ids-per-sandboxed-app", maxIdsPerSandboxedApp), ("--max-bundle-bytes", maxBundleBytes),
+            ("--max-bundle-bytes-per-connection", maxBundleBytesPerConnection),
         ] where value < 1 {
             throw ValidationError("\(name) must be at least 1")
         }
@@ -153,6 +164,9 @@ public struct WidgetHostd: AsyncParsableCommand {
         config.maxPendingDeliveriesPerApp = maxPendingDeliveriesPerApp
         config.maxDictionaryEntries = maxDictEntries
         config.maxProviderCallsPerApp = maxProviderCallsPerApp
+        config.maxIDsPerSandboxedApp = maxIdsPerSandboxedApp
+        config.maxBundleBytes = maxBundleBytes
+        config.maxBundleBytesPerConnection = maxBundleBytesPerConnection
         config.maxDictionaryBytes = maxDictBytes
         config.contentLimits.maxBytes = maxContentBytes
         config.contentLimits.maxDepth = maxContentDepth

@@ -26,6 +26,11 @@ public struct HostConfiguration: Sendable {
     public var budgets = Footprint.Budgets()
     /// Deliveries one app may have waiting for its answer; more taps for it are refused at once.
     public var maxPendingDeliveriesPerApp = 256
+    /// Live registrations of one sandboxed app's ids.
+    public var maxIDsPerSandboxedApp = AppRegistry.defaultMaxRegistrationsPerSandboxedApp
+    /// Bytes of JSON of all bundles, and of those of the apps one connection holds.
+    public var maxBundleBytes = WidgetStore.defaultMaxBundleBytes
+    public var maxBundleBytesPerConnection = WidgetStore.defaultMaxBundleBytesPerConnection
     /// `GetTimeline` calls under way to one app's provider at once; the rest wait their turn.
     public var maxProviderCallsPerApp = 4
     /// Entries of one array or dictionary in a call, counted while it is read.
@@ -158,6 +163,9 @@ public actor HostService: Service, CustomStringConvertible {
         widgets.limits = configuration.contentLimits
         widgets.maxPerApp = configuration.maxWidgetsPerApp
         widgets.maxConfigurationBytes = configuration.maxConfigurationBytes
+        widgets.maxBundleBytes = configuration.maxBundleBytes
+        widgets.maxBundleBytesPerConnection = configuration.maxBundleBytesPerConnection
+        registry.maxRegistrationsPerSandboxedApp = configuration.maxIDsPerSandboxedApp
         self.timelines = TimelineEngine(options: configuration.timelines)
         self.footprint = Footprint(budgets: configuration.budgets)
         self.providerCalls = TurnLimiter(limit: configuration.maxProviderCallsPerApp)

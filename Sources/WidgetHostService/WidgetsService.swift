@@ -68,6 +68,7 @@ extension HostService: Host1Widgets.Server {
         try Validate.appID(appID)
         try requireOwner(appID, sender, identity, doing: "register its widgets")
         let bundle = try WidgetBundle.parse(json)
+        try widgets.checkBundleBudget(appID: appID, bundle, sharing: registry.appIDs(registeredBy: sender))
         let dropped = widgets.dropped(byBundle: bundle, of: appID)
         try persist([.bundle(appID: appID, json: json)] + dropped.map { .widgetRemoved(id: $0) })
         widgets.registerBundle(appID: appID, bundle, dropping: dropped)

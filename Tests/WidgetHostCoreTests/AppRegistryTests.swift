@@ -219,4 +219,24 @@ private func discovered(_ id: String, schemes: [String] = []) -> DiscoveredApp {
         #expect(r.route(scheme: "tap", mimeDefaults: defaults)?.id == "org.example.Viewer")
         #expect(r.route(scheme: "tap", mimeDefaults: [])?.id == "org.example.Editor")
     }
+
+    @Test("A sandboxed app holds at most max-ids-per-sandboxed-app registrations of its ids over all its connections; updating one is always taken")
+    func idsPerSandboxedApp() throws {
+        var r = AppRegistry()
+        r.maxRegistrationsPerSandboxedApp = 3
+        let sandbox = CallerIdentity.flatpak(appID: "org.f.F")
+        for (index, id) in ["org.f.F.s1", "org.f.F.s2", "org.f.F.s3"].enumerated() {
+            _ = try r.register(appID: id, owner: ":1.\(index % 2)", options: ["protocol": .string("freedesktop")], identity: sandbox, ownsName: false)
+        }
+        expectHostError(.limitExceeded, mentioning: ["org.f.F already holds 3 registrations", "max-ids-per-sandboxed-app"]) {
+            try r.register(appID: "org.f.F.s4", owner: ":1.9", options: ["protocol": .string("freedesktop")], identity: sandbox, ownsName: false)
+        }
+        #expect(r.app("org.f.F.s4") == nil)
+        #expect(try r.register(appID: "org.f.F.s1", owner: ":1.0", options: ["protocol": .string("freedesktop")], identity: sandbox, ownsName: false) == .updated)
+        // Other sandboxes and unsandboxed callers have their own counts.
+        _ = try r.register(appID: "org.g.G", owner: ":1.9", options: ["protocol": .string("freedesktop")], identity: .flatpak(appID: "org.g.G"), ownsName: false)
+        _ = try r.register(appID: "org.u.U", owner: ":1.9", options: ["protocol": .string("freedesktop")], ownsName: false)
+        #expect(r.appIDs(registeredBy: ":1.9").sorted() == ["org.g.G", "org.u.U"])
+    }
 }
+

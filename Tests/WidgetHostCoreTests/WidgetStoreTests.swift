@@ -113,4 +113,35 @@ struct ViewNodeTests {
     static let activityContent =
         "{" + ["lockScreen", "compactLeading", "compactTrailing", "minimal", "expanded"].map { "\"\($0)\":{\"type\":\"text\"}" }
         .joined(separator: ",") + "}"
+
+    @Test("Bundles share a pool (max-bundle-bytes) and each connection's apps a share of it (max-bundle-bytes-per-connection); a bundle that does not grow is always taken")
+    func bundleBudgets() throws {
+        var store = WidgetStore()
+        store.maxBundleBytes = 1000
+        store.maxBundleBytesPerConnection = 600
+        func bundle(_ padding: Int) throws -> WidgetBundle {
+            try WidgetBundle.parse(#"{"widgets":[{"kind":"K","families":["systemSmall"],"description":"\#(String(repeating: "x", count: padding))"}]}"#)
+        }
+        let size = try bundle(0).json.utf8.count
+        let a = try bundle(300 - size), b = try bundle(300 - size)
+        try store.checkBundleBudget(appID: "a", a, sharing: ["a"])
+        store.registerBundle(appID: "a", a)
+        // A second app of the same connection: 600 bytes, its whole share.
+        try store.checkBundleBudget(appID: "b", b, sharing: ["a", "b"])
+        store.registerBundle(appID: "b", b)
+        expectHostError(.limitExceeded, mentioning: ["this connection holds would take 900 bytes", "max-bundle-bytes-per-connection"]) {
+            try store.checkBundleBudget(appID: "c", try bundle(300 - size), sharing: ["a", "b", "c"])
+        }
+        // Another connection's app fits the pool up to its end, and no further.
+        try store.checkBundleBudget(appID: "d", try bundle(400 - size), sharing: ["d"])
+        store.registerBundle(appID: "d", try bundle(400 - size))
+        expectHostError(.limitExceeded, mentioning: ["all apps would take \(1000 + size) bytes", "max-bundle-bytes"]) {
+            try store.checkBundleBudget(appID: "e", try bundle(0), sharing: ["e"])
+        }
+        // Shrinking, or publishing the same again, is always taken, even over a lowered pool.
+        store.maxBundleBytes = 10
+        try store.checkBundleBudget(appID: "a", a, sharing: ["a"])
+        try store.checkBundleBudget(appID: "d", try bundle(0), sharing: ["d"])
+    }
 }
+

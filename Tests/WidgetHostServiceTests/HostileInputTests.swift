@@ -175,6 +175,62 @@ struct HostileInputTests {
     }
 }
 
+extension HostileInputTests {
+    @Test("Bundles: one connection holding many ids takes at most its share, all bundles at most the pool; ListBundles answers throughout and after a restart")
+    func bundleBudgets() async throws {
+        let fixture = try await HostFixture.make()
+        defer { fixture.stop() }
+        try await fixture.startHost(["--max-bundle-bytes", "300000", "--max-bundle-bytes-per-connection", "130000"])
+        func bundle(_ n: Int) -> String {
+            #"{"widgets":[{"kind":"K\#(n)","families":["systemSmall"],"description":"\#(String(repeating: "x", count: 60_000))"}]}"#
+        }
+        var peers: [Connection] = []
+        defer { for peer in peers { peer.close() } }
+        var refused: [String] = []
+        for lane in 0..<4 {
+            let peer = try await fixture.connect()
+            peers.append(peer)
+            for n in 0..<3 {
+                let appID = "org.example.Bulk\(lane).A\(n)"
+                _ = try await peer.host("RegisterApp", [.string(appID), .vardict(["protocol": .string("freedesktop")])])
+                do {
+                    _ = try await peer.host("RegisterWidgets", [.string(appID), .string(bundle(n))], interface: "org.widgethost.Host1.Widgets")
+                } catch let error as DBusError {
+                    #expect(error.name == "org.widgethost.Host1.Error.LimitExceeded", "\(error)")
+                    refused.append(error.message.contains("max-bundle-bytes-per-connection") ? "share" : "pool")
+                }
+            }
+        }
+        // Two bundles fit a connection's share; the pool takes four in all.
+        #expect(refused == ["share"] + Array(repeating: "pool", count: 7), "\(refused)")
+        func listed() async throws -> Int {
+            guard case .array(_, let items)? = try await peers[0].host("ListBundles", [], interface: "org.widgethost.Host1.Widgets").first else { return -1 }
+            return items.count
+        }
+        #expect(try await listed() == 4)
+        await fixture.stopHost()
+        try await fixture.startHost(["--max-bundle-bytes", "300000", "--max-bundle-bytes-per-connection", "130000"])
+        // Apps with neither a registration nor a placed widget leave nothing behind.
+        #expect(try await listed() == 0)
+    }
+
+    @Test("A Flatpak app registers at most max-ids-per-sandboxed-app of its ids")
+    func sandboxedIDs() async throws {
+        let fixture = try await HostFixture.make()
+        defer { fixture.stop() }
+        try await fixture.startHost(["--max-ids-per-sandboxed-app", "5"])
+        let plan = (1...6).map { n in
+            ["call", IdentityTests.root, "org.widgethost.Host1.Apps", "RegisterApp", "sa{sv}", "('org.example.Sandboxed.s\(n)', {'protocol': <'freedesktop'>})"]
+        }
+        let (rows, caller) = try await IdentityTests().sandboxed(
+            fixture, flatpakInfo: "[Application]\nname=org.example.Sandboxed\n", plan: plan)
+        defer { caller.stop() }
+        for row in rows.prefix(5) { #expect(row["ok"] as? Bool == true, "\(row)") }
+        #expect(rows.last?["error"] as? String == "org.widgethost.Host1.Error.LimitExceeded", "\(rows.last ?? [:])")
+        #expect((rows.last?["message"] as? String)?.contains("org.example.Sandboxed already holds 5 registrations") == true, "\(rows.last ?? [:])")
+    }
+}
+
 /// A host with Durable's app registered and one of its widgets placed by another connection.
 struct HostWithWidget {
     let fixture: HostFixture
