@@ -9,9 +9,11 @@ public struct SlowSync {
     private let directory: String
 
     /// Builds the shim with the first C compiler on `PATH` (cc, gcc, clang),
-    /// without blocking a thread of the cooperative pool.
-    public static func build(milliseconds: Int) async throws -> SlowSync {
-        let shim = try SlowSync(milliseconds: milliseconds)
+    /// without blocking a thread of the cooperative pool. With `frozen`, a
+    /// sync also waits for as long as ``frozenFile`` exists: a file system
+    /// frozen (`fsfreeze`) until the file is removed.
+    public static func build(milliseconds: Int, frozen: Bool = false) async throws -> SlowSync {
+        let shim = try SlowSync(milliseconds: milliseconds, frozen: frozen)
         let result = try await runCommand("/usr/bin/env", [shim.compiler, "-shared", "-fPIC", "-O2", "-o", shim.path, shim.source, "-ldl"])
         guard result.status == 0 else {
             shim.remove()
@@ -23,19 +25,29 @@ public struct SlowSync {
     private let compiler: String
     private let source: String
 
-    /// Writes the source and picks the compiler; ``build(milliseconds:)`` compiles it.
-    private init(milliseconds: Int) throws {
+    /// While this file exists, syncs wait (a shim built with `frozen`).
+    public var frozenFile: String { directory + "/frozen" }
+
+    /// Writes the source and picks the compiler; ``build(milliseconds:frozen:)`` compiles it.
+    private init(milliseconds: Int, frozen: Bool) throws {
         directory = NSTemporaryDirectory() + "widgethost-slow-sync-\(getpid())-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         source = directory + "/slow-sync.c"
         path = directory + "/slow-sync.so"
+        let frozenPath = frozen ? "\"\(directory)/frozen\"" : "0"
         try """
             #define _GNU_SOURCE
             #include <dlfcn.h>
             #include <time.h>
+            #include <unistd.h>
             static void pause_sync(void) {
                 struct timespec t = { \(milliseconds / 1000), \(milliseconds % 1000) * 1000000L };
                 while (nanosleep(&t, &t) != 0) {}
+                const char *frozen = \(frozenPath);
+                while (frozen && access(frozen, F_OK) == 0) {
+                    struct timespec tick = { 0, 10000000L };
+                    nanosleep(&tick, 0);
+                }
             }
             int fsync(int fd) {
                 static int (*real)(int);

@@ -115,6 +115,12 @@ struct Delivery: Sendable {
 }
 
 extension Duration {
+    /// In seconds.
+    var timeInterval: Double {
+        let (s, atto) = components
+        return Double(s) + Double(atto) / 1e18
+    }
+
     /// Seconds as text, e.g. "2.5".
     var seconds: String {
         let (s, atto) = components

@@ -69,6 +69,9 @@ enum HostTimer: CaseIterable, Sendable {
     case timelines
     /// Writing what the state directory refused, again (see StateService.swift).
     case storage
+    /// Answering the callers of a write the disk has not taken within the
+    /// delivery timeout (see `answerSlowWrites()`).
+    case slowWrites
 }
 
 /// The host's state and its D-Bus face, and `widget-hostd` as a ServiceLifecycle
@@ -305,6 +308,7 @@ public actor HostService: Service, CustomStringConvertible {
         case .activities: activityDeadlinePassed()
         case .timelines: timelineDeadlinePassed()
         case .storage: retryStorage()
+        case .slowWrites: answerSlowWrites()
         }
     }
 

@@ -108,7 +108,41 @@ extension HostService {
         } else {
             number = journal.append(lines)
         }
-        pendingWrites.append(PendingWrite(number: number, priors: priors, isSnapshot: filesBehind))
+        pendingWrites.append(PendingWrite(number: number, priors: priors, isSnapshot: filesBehind, queuedAt: now))
+        if pendingWrites.count == 1 { armSlowWrites() }
+    }
+
+    /// Arms the timer for the oldest write with callers still waiting.
+    func armSlowWrites() {
+        let oldest = pendingWrites.first { !$0.waiters.isEmpty }?.queuedAt ?? pendingWrites.first?.queuedAt
+        arm(.slowWrites, at: oldest.map { $0.addingTimeInterval(configuration.deliveryTimeout.timeInterval) })
+    }
+
+    /// A write the disk has not taken within the delivery timeout — a frozen
+    /// or failing file system that neither syncs nor fails — answers its
+    /// callers `StorageFailed` now rather than never: the change is in the
+    /// model and may still reach the disk, so it is not put back, and what it
+    /// changed is announced. Taps and reads never wait on a write.
+    func answerSlowWrites() {
+        let due = now.addingTimeInterval(-configuration.deliveryTimeout.timeInterval)
+        var answered: [(HostError?) -> Void] = []
+        for index in pendingWrites.indices where pendingWrites[index].queuedAt <= due {
+            answered += pendingWrites[index].waiters
+            pendingWrites[index].waiters = []
+        }
+        if !answered.isEmpty {
+            let count = answered.count
+            logger.error(
+                "the state directory has not taken changes within the delivery timeout; their callers are told they may still be stored",
+                metadata: ["dir": "\(statePath)", "callers": "\(count)"])
+            announceHeld()
+            let failure = HostError(
+                .storageFailed,
+                "the state directory \(statePath) has not taken the change within \(configuration.deliveryTimeout.seconds) s (its disk may be frozen, failing or very slow); it may still be stored — read the object back to see, and check that disk")
+            for waiter in answered { waiter(failure) }
+        }
+        let next = pendingWrites.first { !$0.waiters.isEmpty && $0.queuedAt > due }
+        arm(.slowWrites, at: next.map { $0.queuedAt.addingTimeInterval(configuration.deliveryTimeout.timeInterval) })
     }
 
     /// `persist` for a change the host keeps whatever the disk says (timers,
@@ -145,6 +179,7 @@ extension HostService {
             storageWorks()
             announceHeld()
             for write in done { for waiter in write.waiters { waiter(nil) } }
+            armSlowWrites()
             if wantsCompaction { compactSoon() }
         case .failed(let error, let behind):
             storageFailed(error)
@@ -171,6 +206,7 @@ extension HostService {
                 .storageFailed,
                 "the state directory \(statePath) cannot take the change (\(error)); nothing was changed and everything else goes on working — free space on that disk or make the directory writable, then send it again")
             for write in refused { for waiter in write.waiters { waiter(failure) } }
+            armSlowWrites()
         case .compacted:
             compactionQueued = false
             nextCompactionAttempt = nil
@@ -248,7 +284,7 @@ extension HostService {
         arm(.storage, at: nil)
         guard let journal, filesBehind else { return }
         let number = journal.writeSnapshot(durableImage())
-        pendingWrites.append(PendingWrite(number: number, priors: nil, isSnapshot: true))
+        pendingWrites.append(PendingWrite(number: number, priors: nil, isSnapshot: true, queuedAt: now))
     }
 
     // MARK: Putting changes back
@@ -348,6 +384,8 @@ struct PendingWrite {
     let priors: [Prior]?
     /// The whole state, written because the files lagged behind.
     let isSnapshot: Bool
+    /// When it was queued: its callers are answered at most the delivery timeout later.
+    let queuedAt: Date
     /// Answers waiting for it: nil once it is on disk, else the error.
     var waiters: [(HostError?) -> Void] = []
 }

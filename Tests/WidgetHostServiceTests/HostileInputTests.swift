@@ -1,4 +1,5 @@
 import DBus
+import PrivateBus
 import Foundation
 import Testing
 
@@ -228,6 +229,48 @@ extension HostileInputTests {
         for row in rows.prefix(5) { #expect(row["ok"] as? Bool == true, "\(row)") }
         #expect(rows.last?["error"] as? String == "org.widgethost.Host1.Error.LimitExceeded", "\(rows.last ?? [:])")
         #expect((rows.last?["message"] as? String)?.contains("org.example.Sandboxed already holds 5 registrations") == true, "\(rows.last ?? [:])")
+    }
+}
+
+extension HostileInputTests {
+    @Test("A write a frozen disk never takes answers StorageFailed at the delivery timeout, saying it may still be stored; taps and reads never wait; it lands once the disk thaws")
+    func frozenDisk() async throws {
+        let shim = try await SlowSync.build(milliseconds: 0, frozen: true)
+        defer { shim.remove() }
+        let fixture = try await HostFixture.make()
+        defer { fixture.stop() }
+        try await fixture.startHost(["--delivery-timeout", "1.5"], environment: ["LD_PRELOAD": shim.path])
+        let app = try await DurabilityTests.registeredApp(fixture)
+        defer { app.close() }
+        let renderer = try await fixture.connect()
+        defer { renderer.close() }
+        let widget = try await renderer.addWidget(DurabilityTests.app, "Hero", "systemSmall")
+
+        #expect(FileManager.default.createFile(atPath: shim.frozenFile, contents: nil))
+        let clock = ContinuousClock()
+        let started = clock.now
+        async let write: Void = app.setContent(widget, #"{"type":"text","text":"frozen"}"#)
+        // Meanwhile taps and reads are answered as usual.
+        try await Task.sleep(for: .milliseconds(200))
+        for _ in 0..<10 {
+            let quick = try await clock.measure { _ = try await renderer.tap(widget, "", [:], method: "Resolve") }
+            #expect(quick < .seconds(1), "a tap waited on the frozen disk: \(quick)")
+        }
+        do {
+            try await write
+            Issue.record("SetContent was acknowledged while the disk was frozen")
+        } catch let error as DBusError {
+            #expect(error.name == "org.widgethost.Host1.Error.StorageFailed", "\(error)")
+            #expect(error.message.contains("has not taken the change within 1.5 s") && error.message.contains("it may still be stored"), "\(error.message)")
+        }
+        let waited = clock.now - started
+        #expect(waited >= .seconds(1.4) && waited < .seconds(10), "answered after \(waited)")
+        // The disk thaws: the change lands, and the host takes writes again.
+        try FileManager.default.removeItem(atPath: shim.frozenFile)
+        try await app.setContent(widget, #"{"type":"text","text":"thawed"}"#)
+        await fixture.stopHost(signal: SIGKILL)
+        try await fixture.startHost()
+        #expect(try await renderer.content(widget) == #"{"type":"text","text":"thawed"}"#)
     }
 }
 
