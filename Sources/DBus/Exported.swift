@@ -193,6 +193,8 @@ public enum StandardInterfaces {
     public static let getAll = "GetAll"
     /// `ObjectManager.GetManagedObjects`.
     public static let getManagedObjects = "GetManagedObjects"
+    /// `Peer.Ping`, which libdbus answers by itself on every connection.
+    public static let ping = "Ping"
 
     static let xml = """
         <node>

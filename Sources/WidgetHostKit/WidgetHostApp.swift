@@ -212,24 +212,34 @@ private struct Served: App1.Server, Provider1.Server {
         }
     }
 
+    /// A delivery the host stopped waiting for (its `org.widgethost.deadline`
+    /// passed: the app was stopped or busy) is dropped, not acted on late —
+    /// its tap was answered as failed long ago.
+    private func deliver(_ reply: TypedReply<Void>, _ context: [String: DBusValue], _ body: @escaping @Sendable (WidgetHostApp.Handlers, DeliveryContext) async throws -> Void) {
+        if case .int64(let deadline)? = context["org.widgethost.deadline"]?.unwrapped,
+            Date().timeIntervalSince1970 * 1000 > Double(deadline)
+        {
+            return reply.fail(DBusError.failed("the delivery arrived after its deadline, when the host had stopped waiting for it; dropped"))
+        }
+        let delivery = DeliveryContext(OptionValue.dictionary(context))
+        run(reply) { try await body($0, delivery) }
+    }
+
     func openURL(_ call: MethodCall, url: String, context: [String: DBusValue], reply: TypedReply<Void>) {
-        run(reply) { try await $0.openURL(url, DeliveryContext(OptionValue.dictionary(context))) }
+        deliver(reply, context) { try await $0.openURL(url, $1) }
     }
 
     func continueUserActivity(
         _ call: MethodCall, activityType: String, userInfo: [String: DBusValue], context: [String: DBusValue], reply: TypedReply<Void>
     ) {
-        run(reply) {
-            try await $0.continueActivity(
-                UserActivity(activityType: activityType, userInfo: OptionValue.dictionary(userInfo)),
-                DeliveryContext(OptionValue.dictionary(context)))
-        }
+        let activity = UserActivity(activityType: activityType, userInfo: OptionValue.dictionary(userInfo))
+        deliver(reply, context) { try await $0.continueActivity(activity, $1) }
     }
 
     func performAction(_ call: MethodCall, action: String, parameter: DBusValue, context: [String: DBusValue], reply: TypedReply<Void>) {
         // An empty av is a control without a parameter.
         let value: OptionValue? = parameter.unwrapped == .array(element: "v", []) ? nil : OptionValue(parameter)
-        run(reply) { try await $0.performAction(action, value, DeliveryContext(OptionValue.dictionary(context))) }
+        deliver(reply, context) { try await $0.performAction(action, value, $1) }
     }
 
     func getTimeline(

@@ -13,10 +13,14 @@ struct Delivery: Sendable {
     var activationToken: String?
     /// `org.widgethost.source`: kind, family, widget_id or activity_id, presentation, surface, via.
     var source: [String: DBusValue]
+    /// `org.widgethost.deadline`: Unix milliseconds after which the host no
+    /// longer waits for the answer, so the app should drop the delivery.
+    var deadline: Int64 = 0
 
     /// The call to make, or nil when there is nothing to deliver.
     func message(on connection: Connection) throws -> Message? {
         var platformData: [String: DBusValue] = ["org.widgethost.source": .vardict(source)]
+        if deadline > 0 { platformData["org.widgethost.deadline"] = .int64(deadline) }
         // docs/delivery.md: the token travels with every delivery of a tap that gave one;
         // for a control's action the app is told not to raise itself (App1 docs).
         if let token = activationToken, !token.isEmpty {
@@ -70,24 +74,25 @@ struct Delivery: Sendable {
     /// the app answered (nil) or failed (`ActivationFailed`), at once when
     /// there is nothing to deliver. No task is involved: the host's actor
     /// runs on that thread and carries on from the callback.
-    func perform(on connection: Connection, timeout: Duration, completion: @escaping @Sendable (HostError?) -> Void) {
+    /// `timedOut` says the app left it unanswered past `timeout`.
+    func perform(on connection: Connection, timeout: Duration, completion: @escaping @Sendable (HostError?, _ timedOut: Bool) -> Void) {
         let message: Message?
         do { message = try self.message(on: connection) } catch {
-            return completion(.activationFailed("could not build the delivery to \(appID): \(error)"))
+            return completion(.activationFailed("could not build the delivery to \(appID): \(error)"), false)
         }
-        guard let message else { return completion(nil) }
+        guard let message else { return completion(nil, false) }
         let member = message.member ?? "?"
         let appID = self.appID
         connection.send(message, timeout: timeout) { result in
             switch result {
             case .success:
-                completion(nil)
+                completion(nil, false)
             case .failure(let error as DBusError) where error.name == DBusError.noReplyName:
-                completion(.activationFailed("\(appID) did not answer \(member) within \(timeout.seconds) s (the delivery timeout)"))
+                completion(.activationFailed("\(appID) did not answer \(member) within \(timeout.seconds) s (the delivery timeout)"), true)
             case .failure(let error as DBusError):
-                completion(.activationFailed("\(appID) answered \(member) with \(error.name): \(error.message)"))
+                completion(.activationFailed("\(appID) answered \(member) with \(error.name): \(error.message)"), false)
             case .failure(let error):
-                completion(.activationFailed("delivering \(member) to \(appID) failed: \(error)"))
+                completion(.activationFailed("delivering \(member) to \(appID) failed: \(error)"), false)
             }
         }
     }
@@ -196,6 +201,14 @@ extension HostService {
         // An outcome of `none` sends nothing, so no limit on sending applies to it.
         if case .none = delivery.outcome { return completion(nil) }
         let appID = delivery.appID
+        if !unresponsiveApps.isEmpty, let probing = unresponsiveApps[appID] {
+            if !probing { probe(appID, at: delivery.destination) }
+            return completion(
+                .activationFailed(
+                    "\(appID) left an earlier delivery unanswered past the delivery timeout (it may be stopped or busy), so this one was not sent — it will not reach the app late; try again once the app answers"))
+        }
+        var delivery = delivery
+        delivery.deadline = UnixTime.milliseconds(now.addingTimeInterval(configuration.deliveryTimeout.timeInterval))
         let waiting = pendingDeliveries[appID, default: 0]
         guard waiting < configuration.maxPendingDeliveriesPerApp else {
             return completion(
@@ -204,12 +217,41 @@ extension HostService {
         }
         pendingDeliveries[appID] = waiting + 1
         // The answer arrives on the connection's thread, which is this actor's executor.
-        delivery.perform(on: connection, timeout: configuration.deliveryTimeout) { [weak self] error in
+        let destination = delivery.destination
+        delivery.perform(on: connection, timeout: configuration.deliveryTimeout) { [weak self] error, timedOut in
             self?.assumeIsolated { service in
                 let left = service.pendingDeliveries[appID, default: 1] - 1
                 service.pendingDeliveries[appID] = left > 0 ? left : nil
+                if timedOut && service.unresponsiveApps[appID] == nil { service.probe(appID, at: destination) }
             }
             completion(error)
+        }
+    }
+
+    /// Asks an app that left a delivery unanswered whether it answers again
+    /// (`org.freedesktop.DBus.Peer.Ping`, which every D-Bus library answers by
+    /// itself and which does nothing if it arrives late). Until it does, no
+    /// delivery is sent to it: what a stopped app would find waiting when it
+    /// resumes are taps whose callers were told long ago that they failed.
+    func probe(_ appID: String, at destination: String) {
+        unresponsiveApps[appID] = true
+        do {
+            let ping = try Message.methodCall(destination: destination, path: "/", interface: StandardInterfaces.peer, member: StandardInterfaces.ping)
+            connection.send(ping, timeout: configuration.deliveryTimeout) { [weak self] result in
+                self?.assumeIsolated { service in
+                    switch result {
+                    case .failure(let error as DBusError) where error.name == DBusError.noReplyName:
+                        // Still silent: the next delivery asks again.
+                        service.unresponsiveApps[appID] = false
+                    default:
+                        // It answered, or it is gone and the next delivery starts it anew.
+                        service.unresponsiveApps[appID] = nil
+                        service.logger.info("the app answers deliveries again", metadata: ["app": "\(appID)"])
+                    }
+                }
+            }
+        } catch {
+            unresponsiveApps[appID] = nil
         }
     }
 }

@@ -101,6 +101,10 @@ public actor HostService: Service, CustomStringConvertible {
     var providerCalls: TurnLimiter<String, TimelineFetch>
     /// Deliveries waiting for each app's answer (`maxPendingDeliveriesPerApp`).
     var pendingDeliveries: [String: Int] = [:]
+    /// Apps that left a delivery unanswered past the timeout, each with
+    /// whether a probe of it is under way: nothing is delivered to them until
+    /// they answer one (see `probe(_:at:)`).
+    var unresponsiveApps: [String: Bool] = [:]
     /// Writes the state directory off this thread; nil until `start()` opened it.
     var journal: JournalWriter?
     /// The state directory, for messages.

@@ -274,6 +274,49 @@ extension HostileInputTests {
     }
 }
 
+extension HostileInputTests {
+    @Test("Once an app leaves a delivery unanswered past the timeout (it was stopped), no tap is sent to it until it answers a ping: the refused ones never reach it when it resumes")
+    func noStaleDeliveries() async throws {
+        let fixture = try await HostFixture.make()
+        defer { fixture.stop() }
+        let record = try fixture.installTapMe()
+        try await fixture.startHost(["--delivery-timeout", "1"])
+        let publisher = try await AppPeer(fixture, appID: "org.example.TapMe", protocol: "freedesktop", schemes: ["tap-me-widget"])
+        try await publisher.registerWidgets(try exampleFile("tap-me/bundle.json"))
+        let renderer = try await fixture.connect()
+        defer { renderer.close() }
+        let widget = try await renderer.addWidget("org.example.TapMe", "TapMeWidget", "systemSmall")
+        try await publisher.setContent(widget, try exampleFile("tap-me/red.json"))
+        publisher.close()
+        func tap(_ token: String) async throws { _ = try await renderer.tap(widget, "", ["activation_token": .string(token)]) }
+        try await tap("first")
+        let pid = try #require(
+            try await renderer.call(
+                destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+                member: "GetConnectionUnixProcessID", [.string("org.example.TapMe")]
+            ).first?.integerValue)
+        kill(Int32(pid), SIGSTOP)
+        var resumed = false
+        defer { if !resumed { kill(Int32(pid), SIGCONT) } }
+        await expectHostError("ActivationFailed", mentioning: "did not answer Open within 1 s") { try await tap("in-flight") }
+        for n in 0..<20 {
+            await expectHostError("ActivationFailed", mentioning: "was not sent") { try await tap("refused-\(n)") }
+        }
+        kill(Int32(pid), SIGCONT)
+        resumed = true
+        // Once the app answers the ping, taps reach it again.
+        let answered = await eventually(timeout: 10) { (try? await tap("after")) != nil }
+        #expect(answered)
+        let tokens = fixture.records(record).filter { $0["call"] as? String == "open" }.compactMap {
+            ($0["platform_data"] as? [String: String])?["activation-token"]
+        }
+        // The one sent before the app was known to be stopped arrives late (D-Bus cannot recall it;
+        // a WidgetHostKit app drops it by its deadline); none of the refused ones ever does.
+        #expect(tokens.first == "'first'" && tokens.contains("'in-flight'") && tokens.last == "'after'", "\(tokens)")
+        #expect(!tokens.contains { $0.hasPrefix("'refused") }, "\(tokens)")
+    }
+}
+
 /// A host with Durable's app registered and one of its widgets placed by another connection.
 struct HostWithWidget {
     let fixture: HostFixture

@@ -91,14 +91,15 @@ struct BoundedInputTests {
         } catch let error as DBusError {
             #expect(error.name == "org.widgethost.Host1.Error.InvalidArgument" && error.message.utf8.count < 400, "\(error.message.utf8.count) bytes")
         }
-        // A 4 MiB configuration value: refused with a short message, before anything is stored.
+        // A 4 MiB configuration value: refused with a short message, before anything is
+        // stored — while the call is read, by the limit on any a{sv} in a call.
         try await app.registerWidgets(#"{"widgets":[{"kind":"K","families":["systemSmall"],"configuration":{"intent":"I","parameters":[{"name":"n"}]}}]}"#)
         let widget = try await other.addWidget("org.example.Big", "K", "systemSmall")
         do {
             try await other.configure(widget, ["n": .string(String(repeating: "x", count: 4 << 20))])
             Issue.record("a 4 MiB configuration value was taken")
         } catch let error as DBusError {
-            #expect(error.name == "org.widgethost.Host1.Error.LimitExceeded" && error.message.contains("max-configuration-bytes"), "\(error)")
+            #expect(error.name == "org.widgethost.Host1.Error.LimitExceeded" && error.message.contains("max-dict-bytes"), "\(error)")
             #expect(error.message.utf8.count < 400)
         }
         await expectHostError("LimitExceeded", mentioning: "max-configuration-bytes is 65536") {

@@ -18,6 +18,28 @@ struct WidgetHostKitTests {
         var all: [String] { items.withLock { $0 } }
     }
 
+    @Test("A delivery that arrives after its org.widgethost.deadline is dropped, never handed to the app's handler")
+    func lateDeliveriesDropped() async throws {
+        let fixture = try await HostFixture.make()
+        defer { fixture.stop() }
+        try await fixture.startHost()
+        let bus = BusAddress.address(fixture.bus.address)
+        let received = Received()
+        let app = WidgetHostApp(appID: "org.example.Kit", schemes: ["kit"], bundle: Self.bundle)
+        app.onOpenURL { url, _ in received.add(url) }
+        try await app.connect(bus)
+        defer { app.close() }
+        let caller = try await fixture.connect()
+        defer { caller.close() }
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        for (url, deadline) in [("kit://late", now - 1), ("kit://in-time", now + 60_000)] {
+            _ = try? await caller.call(
+                destination: "org.example.Kit", path: "/org/example/Kit", interface: "org.widgethost.App1", member: "OpenURL",
+                [.string(url), .vardict(["org.widgethost.deadline": .int64(deadline)])])
+        }
+        #expect(received.all == ["kit://in-time"])
+    }
+
     @Test("An app's handlers get URLs, user activities and actions, typed, from a renderer's taps")
     func appAndRenderer() async throws {
         let fixture = try await HostFixture.make()
