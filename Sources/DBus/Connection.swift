@@ -221,6 +221,16 @@ public final class Connection: Sendable {
         }
     }
 
+    /// Caps the file descriptors the messages read but not yet released may
+    /// hold: past it, libdbus reads nothing more from the socket until some are
+    /// released. Without a cap, a flood of messages each carrying descriptors
+    /// fills the process's table before they are dispatched, and a message whose
+    /// descriptors no longer fit is a broken connection.
+    public func limitReceivedUnixFDs(_ count: Int) {
+        let loop = self.loop
+        loop.async { dbus_connection_set_max_received_unix_fds(loop.raw, count) }
+    }
+
     /// Runs `handler` (on the connection's thread) when the connection is lost.
     public func onDisconnect(_ handler: @escaping @Sendable () -> Void) {
         let runNow = state.withLock { state -> Bool in

@@ -176,6 +176,10 @@ public actor HostService: Service, CustomStringConvertible {
         self.timelines = TimelineEngine(options: configuration.timelines)
         self.footprint = Footprint(budgets: configuration.budgets)
         self.providerCalls = TurnLimiter(limit: configuration.maxProviderCallsPerApp)
+        // The host takes no descriptors (every call carrying some is refused),
+        // so those in messages not yet dispatched are kept few: a flood of them
+        // cannot fill its descriptor table.
+        connection.limitReceivedUnixFDs(64)
         // A call over these is refused while it is read: what it sends past
         // them is never built (a million-key a{sv} would stall every caller).
         connection.setDecodingLimits(

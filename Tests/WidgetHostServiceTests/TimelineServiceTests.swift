@@ -212,7 +212,7 @@ struct TimelineServiceTests {
         let (fixture, renderer, record) = (run.fixture, run.renderer, run.record)
         for _ in 0..<150 {
             let widget = try await renderer.addWidget(Self.app, Self.kind, "systemSmall")
-            try await renderer.call(
+            _ = try await renderer.call(
                 destination: "org.widgethost.Host1", path: widget, interface: "org.widgethost.Host1.Widget", member: "Remove", [])
         }
         let kept = try await renderer.addWidget(Self.app, Self.kind, "systemSmall")
