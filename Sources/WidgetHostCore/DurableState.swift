@@ -143,22 +143,44 @@ public struct DurableState: Codable, Sendable, Equatable {
             bundles[appID] = nil
         case .widget(let widget):
             widgets[widget.id] = widget
-            nextWidgetNumber = max(nextWidgetNumber, MintedID.number(widget.id, prefix: "w") + 1)
+            named(widget: widget.id)
         case .widgetRemoved(let id):
             widgets[id] = nil
             timelines[id] = nil
+            named(widget: id)
         case .activity(let activity):
             activities[activity.id] = activity
-            nextActivityNumber = max(nextActivityNumber, MintedID.number(activity.id, prefix: "a") + 1)
+            named(activity: activity.id)
         case .activityRemoved(let id):
             activities[id] = nil
+            named(activity: id)
         case .timeline(let timeline):
             if widgets[timeline.widgetID] != nil { timelines[timeline.widgetID] = timeline }
         }
     }
 
-    /// 7 for `w7`; 0 when the id is not the prefix and a number.
+    /// Every id a record names was minted: the next ones come after it.
+    private mutating func named(widget id: String) {
+        nextWidgetNumber = max(nextWidgetNumber, MintedID.after(MintedID.number(id, prefix: "w")))
+    }
 
+    private mutating func named(activity id: String) {
+        nextActivityNumber = max(nextActivityNumber, MintedID.after(MintedID.number(id, prefix: "a")))
+    }
+
+    /// Takes the ids `scan` found as minted; the highest of those that moved a counter.
+    public mutating func reserve(_ scan: MintedIDScan) -> [String] {
+        var moved: [String] = []
+        if MintedID.after(scan.widget) > nextWidgetNumber {
+            nextWidgetNumber = MintedID.after(scan.widget)
+            moved.append("w\(scan.widget)")
+        }
+        if MintedID.after(scan.activity) > nextActivityNumber {
+            nextActivityNumber = MintedID.after(scan.activity)
+            moved.append("a\(scan.activity)")
+        }
+        return moved
+    }
 }
 
 // MARK: - Rebuilding the model
