@@ -11,9 +11,9 @@ import Foundation
 // name gets a new owner.
 //
 // `DurableState` is the image on disk as a plain value: the journal's records
-// are changes to it, a snapshot is it written whole. The service journals a
-// record for every change it acknowledges and rebuilds its model from the
-// image at start-up.
+// are changes to it, a snapshot is it written as records, one per object. The
+// service journals a record for every change it acknowledges and rebuilds its
+// model from the image at start-up.
 
 /// A placed widget as stored.
 public struct StoredWidget: Codable, Sendable, Equatable {
@@ -117,12 +117,17 @@ public enum StateRecord: Codable, Sendable, Equatable {
     case activityRemoved(id: String)
     /// A timeline that arrived for a widget.
     case timeline(StoredTimeline)
+    /// The last widget and Live Activity ids minted (`w0`, `a0` for none): a
+    /// snapshot holds it first and last, so that an id is never minted again
+    /// even when the record of its object is lost.
+    case minted(widget: String, activity: String)
 }
 
 /// The durable state: everything `--state-dir` holds.
 public struct DurableState: Codable, Sendable, Equatable {
-    /// The version of this layout; a file with another version is not read.
-    public static let formatVersion = 1
+    /// The version of the snapshot's layout: 2 is a record per line, 1 (read,
+    /// never written) the whole state as one JSON document.
+    public static let formatVersion = 2
 
     public var bundles: [String: String] = [:]
     public var widgets: [String: StoredWidget] = [:]
@@ -156,7 +161,15 @@ public struct DurableState: Codable, Sendable, Equatable {
             named(activity: id)
         case .timeline(let timeline):
             if widgets[timeline.widgetID] != nil { timelines[timeline.widgetID] = timeline }
+        case .minted(let widget, let activity):
+            named(widget: widget)
+            named(activity: activity)
         }
+    }
+
+    /// The record ``StateRecord/minted(widget:activity:)`` of this state's counters.
+    public var minted: StateRecord {
+        .minted(widget: "w\(max(nextWidgetNumber, 1) - 1)", activity: "a\(max(nextActivityNumber, 1) - 1)")
     }
 
     /// Every id a record names was minted: the next ones come after it.
@@ -305,6 +318,8 @@ extension StateRecord {
                 o.member("activityRemoved") { $0.object { o in o.string("id", id) } }
             case .timeline(let timeline):
                 o.member("timeline") { $0.unlabelled(timeline.write) }
+            case .minted(let widget, let activity):
+                o.member("minted") { $0.object { o in o.string("widget", widget); o.string("activity", activity) } }
             }
         }
     }
@@ -384,26 +399,5 @@ extension OptionValue {
             case .other(let signature): o.string("other", signature)
             }
         }
-    }
-}
-
-extension DurableState {
-    /// The whole state as JSON, as a snapshot holds it.
-    /// - Throws: ``JSONWriter/NotFinite`` for a NaN or infinite double.
-    public func jsonText() throws(JSONWriter.NotFinite) -> String {
-        var writer = JSONWriter(capacity: 4096)
-        try writer.object { (o: inout JSONWriter.Members) throws(JSONWriter.NotFinite) in
-            o.member("bundles") { $0.object(bundles) { $0.string($1) } }
-            try o.member("widgets") { (w: inout JSONWriter) throws(JSONWriter.NotFinite) in
-                try w.object(widgets) { (w: inout JSONWriter, widget: StoredWidget) throws(JSONWriter.NotFinite) in try widget.write(to: &w) }
-            }
-            try o.member("activities") { (w: inout JSONWriter) throws(JSONWriter.NotFinite) in
-                try w.object(activities) { (w: inout JSONWriter, activity: StoredActivity) throws(JSONWriter.NotFinite) in try activity.write(to: &w) }
-            }
-            o.member("timelines") { $0.object(timelines) { w, timeline in timeline.write(to: &w) } }
-            o.integer("nextWidgetNumber", nextWidgetNumber)
-            o.integer("nextActivityNumber", nextActivityNumber)
-        }
-        return writer.text
     }
 }

@@ -1,7 +1,7 @@
-// Reading what `DurableState.jsonText()` and `StateRecord.jsonText()` wrote,
-// by hand from a parsed ``JSONValue``: the snapshot of 100,000 widgets is read
-// before the host owns its name, and a general `Codable` decoder builds a
-// container for every value of it. The shape is the one the synthesized
+// Reading what `StateRecord.jsonText()` wrote, and the whole-state JSON of a
+// version 1 snapshot, by hand from a parsed ``JSONValue``: the snapshot of
+// 100,000 widgets is read before the host owns its name, and a general
+// `Codable` decoder builds a container for every value of it. The shape is the one the synthesized
 // `Codable` conformances read (which still read anything this cannot).
 
 /// What in a state file is not the shape the host writes.
@@ -18,8 +18,8 @@ public struct StateFormatError: Error, Sendable, Equatable, CustomStringConverti
 }
 
 extension DurableState {
-    /// The state a snapshot's JSON text holds, read one widget, activity or
-    /// timeline at a time (the document is never held whole as values).
+    /// The state a version 1 snapshot's JSON text holds, read one widget,
+    /// activity or timeline at a time (the document is never held whole as values).
     /// - Throws: `JSONSyntaxError` for text that is not JSON, ``StateFormatError`` for JSON of another shape.
     public init(jsonText text: String) throws {
         self.init()
@@ -85,6 +85,7 @@ extension StateRecord {
         case "activity": .activity(try reader.member("_0") { r throws(StateFormatError) in try StoredActivity(r) })
         case "activityRemoved": .activityRemoved(id: try reader.string("id"))
         case "timeline": .timeline(try reader.member("_0") { r throws(StateFormatError) in try StoredTimeline(r) })
+        case "minted": .minted(widget: try reader.string("widget"), activity: try reader.string("activity"))
         default: throw StateFormatError(path: "$", problem: "'\(name)' is not a kind of record")
         }
     }

@@ -264,8 +264,8 @@ extension HostService {
         case .widgetRemoved(let id): [.widget(id, widgets.widgets[id])]
         case .activity(let stored): [.activity(stored.id, activities.activity(stored.id))]
         case .activityRemoved(let id): [.activity(id, activities.activity(id))]
-        // Only provider answers, which the host keeps.
-        case .timeline: []
+        // Only provider answers, which the host keeps; ids minted are never journalled.
+        case .timeline, .minted: []
         }
     }
 
