@@ -496,12 +496,13 @@ public final class StateDirectory {
 
     /// FNV-1a 64 of the UTF-8 text, as 16 hex digits.
     static func checksum(_ text: String) -> String {
-        let hex = String(hash(text.utf8), radix: 16)
+        var text = text
+        let hex = String(text.withUTF8(hash), radix: 16)
         return String(repeating: "0", count: 16 - hex.count) + hex
     }
 
     /// FNV-1a 64 of `bytes`.
-    static func hash(_ bytes: some Sequence<UInt8>) -> UInt64 {
+    static func hash(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in bytes {
             hash ^= UInt64(byte)

@@ -186,10 +186,9 @@ extension StateDirectory {
 
     /// The JSON of a line whose checksum matches.
     private static func checked(_ line: ArraySlice<UInt8>) -> ArraySlice<UInt8>? {
-        guard line.count > 17, line[line.startIndex + 16] == UInt8(ascii: " "), hex(line.prefix(16)) == hash(line.dropFirst(17)) else {
-            return nil
-        }
-        return line.dropFirst(17)
+        guard line.count > 17, line[line.startIndex + 16] == UInt8(ascii: " "), let sum = hex(line.prefix(16)) else { return nil }
+        let json = line.dropFirst(17)
+        return json.withUnsafeBufferPointer(hash) == sum ? json : nil
     }
 
     /// Why `line` is not a record.
