@@ -11,9 +11,9 @@ import Foundation
 // name gets a new owner.
 //
 // `DurableState` is the image on disk as a plain value: the journal's records
-// are changes to it, a snapshot is it written whole. The service journals a
-// record for every change it acknowledges and rebuilds its model from the
-// image at start-up.
+// are changes to it, a snapshot is it written as records, one per object. The
+// service journals a record for every change it acknowledges and rebuilds its
+// model from the image at start-up.
 
 /// A placed widget as stored.
 public struct StoredWidget: Codable, Sendable, Equatable {
@@ -117,12 +117,17 @@ public enum StateRecord: Codable, Sendable, Equatable {
     case activityRemoved(id: String)
     /// A timeline that arrived for a widget.
     case timeline(StoredTimeline)
+    /// The last widget and Live Activity ids minted (`w0`, `a0` for none): a
+    /// snapshot holds it first and last, so that an id is never minted again
+    /// even when the record of its object is lost.
+    case minted(widget: String, activity: String)
 }
 
 /// The durable state: everything `--state-dir` holds.
 public struct DurableState: Codable, Sendable, Equatable {
-    /// The version of this layout; a file with another version is not read.
-    public static let formatVersion = 1
+    /// The version of the snapshot's layout: 2 is a record per line, 1 (read,
+    /// never written) the whole state as one JSON document.
+    public static let formatVersion = 2
 
     public var bundles: [String: String] = [:]
     public var widgets: [String: StoredWidget] = [:]
@@ -143,22 +148,52 @@ public struct DurableState: Codable, Sendable, Equatable {
             bundles[appID] = nil
         case .widget(let widget):
             widgets[widget.id] = widget
-            nextWidgetNumber = max(nextWidgetNumber, MintedID.number(widget.id, prefix: "w") + 1)
+            named(widget: widget.id)
         case .widgetRemoved(let id):
             widgets[id] = nil
             timelines[id] = nil
+            named(widget: id)
         case .activity(let activity):
             activities[activity.id] = activity
-            nextActivityNumber = max(nextActivityNumber, MintedID.number(activity.id, prefix: "a") + 1)
+            named(activity: activity.id)
         case .activityRemoved(let id):
             activities[id] = nil
+            named(activity: id)
         case .timeline(let timeline):
             if widgets[timeline.widgetID] != nil { timelines[timeline.widgetID] = timeline }
+        case .minted(let widget, let activity):
+            named(widget: widget)
+            named(activity: activity)
         }
     }
 
-    /// 7 for `w7`; 0 when the id is not the prefix and a number.
+    /// The record ``StateRecord/minted(widget:activity:)`` of this state's counters.
+    public var minted: StateRecord {
+        .minted(widget: "w\(max(nextWidgetNumber, 1) - 1)", activity: "a\(max(nextActivityNumber, 1) - 1)")
+    }
 
+    /// Every id a record names was minted: the next ones come after it.
+    private mutating func named(widget id: String) {
+        nextWidgetNumber = max(nextWidgetNumber, MintedID.after(MintedID.number(id, prefix: "w")))
+    }
+
+    private mutating func named(activity id: String) {
+        nextActivityNumber = max(nextActivityNumber, MintedID.after(MintedID.number(id, prefix: "a")))
+    }
+
+    /// Takes the ids `scan` found as minted; the highest of those that moved a counter.
+    public mutating func reserve(_ scan: MintedIDScan) -> [String] {
+        var moved: [String] = []
+        if MintedID.after(scan.widget) > nextWidgetNumber {
+            nextWidgetNumber = MintedID.after(scan.widget)
+            moved.append("w\(scan.widget)")
+        }
+        if MintedID.after(scan.activity) > nextActivityNumber {
+            nextActivityNumber = MintedID.after(scan.activity)
+            moved.append("a\(scan.activity)")
+        }
+        return moved
+    }
 }
 
 // MARK: - Rebuilding the model
@@ -283,6 +318,8 @@ extension StateRecord {
                 o.member("activityRemoved") { $0.object { o in o.string("id", id) } }
             case .timeline(let timeline):
                 o.member("timeline") { $0.unlabelled(timeline.write) }
+            case .minted(let widget, let activity):
+                o.member("minted") { $0.object { o in o.string("widget", widget); o.string("activity", activity) } }
             }
         }
     }
@@ -362,26 +399,5 @@ extension OptionValue {
             case .other(let signature): o.string("other", signature)
             }
         }
-    }
-}
-
-extension DurableState {
-    /// The whole state as JSON, as a snapshot holds it.
-    /// - Throws: ``JSONWriter/NotFinite`` for a NaN or infinite double.
-    public func jsonText() throws(JSONWriter.NotFinite) -> String {
-        var writer = JSONWriter(capacity: 4096)
-        try writer.object { (o: inout JSONWriter.Members) throws(JSONWriter.NotFinite) in
-            o.member("bundles") { $0.object(bundles) { $0.string($1) } }
-            try o.member("widgets") { (w: inout JSONWriter) throws(JSONWriter.NotFinite) in
-                try w.object(widgets) { (w: inout JSONWriter, widget: StoredWidget) throws(JSONWriter.NotFinite) in try widget.write(to: &w) }
-            }
-            try o.member("activities") { (w: inout JSONWriter) throws(JSONWriter.NotFinite) in
-                try w.object(activities) { (w: inout JSONWriter, activity: StoredActivity) throws(JSONWriter.NotFinite) in try activity.write(to: &w) }
-            }
-            o.member("timelines") { $0.object(timelines) { w, timeline in timeline.write(to: &w) } }
-            o.integer("nextWidgetNumber", nextWidgetNumber)
-            o.integer("nextActivityNumber", nextActivityNumber)
-        }
-        return writer.text
     }
 }

@@ -1,7 +1,7 @@
-// Reading what `DurableState.jsonText()` and `StateRecord.jsonText()` wrote,
-// by hand from a parsed ``JSONValue``: the snapshot of 100,000 widgets is read
-// before the host owns its name, and a general `Codable` decoder builds a
-// container for every value of it. The shape is the one the synthesized
+// Reading what `StateRecord.jsonText()` wrote, and the whole-state JSON of a
+// version 1 snapshot, by hand from a parsed ``JSONValue``: the snapshot of
+// 100,000 widgets is read before the host owns its name, and a general
+// `Codable` decoder builds a container for every value of it. The shape is the one the synthesized
 // `Codable` conformances read (which still read anything this cannot).
 
 /// What in a state file is not the shape the host writes.
@@ -18,8 +18,8 @@ public struct StateFormatError: Error, Sendable, Equatable, CustomStringConverti
 }
 
 extension DurableState {
-    /// The state a snapshot's JSON text holds, read one widget, activity or
-    /// timeline at a time (the document is never held whole as values).
+    /// The state a version 1 snapshot's JSON text holds, read one widget,
+    /// activity or timeline at a time (the document is never held whole as values).
     /// - Throws: `JSONSyntaxError` for text that is not JSON, ``StateFormatError`` for JSON of another shape.
     public init(jsonText text: String) throws {
         self.init()
@@ -63,28 +63,58 @@ extension DurableState {
 }
 
 extension StateRecord {
-    /// The record one journal line's JSON holds.
+    /// The record one line's JSON holds. The objects around a widget,
+    /// activity or timeline (its kind, `_0`) are read as they stream by, not
+    /// built as values: a snapshot of 100,000 widgets is 100,000 records.
     /// - Throws: `JSONSyntaxError` for text that is not JSON, ``StateFormatError`` for JSON of another shape.
     public init(jsonText text: String) throws {
-        let (value, _) = try JSONValue.decode(text)
-        guard case .object(let members) = value, members.count == 1, let (name, body) = members.first else {
-            throw StateFormatError(path: "$", problem: "a record is an object with exactly one member, its kind")
+        var text = text
+        var record: StateRecord?
+        try text.withUTF8 { bytes in
+            var parser = JSONParser(bytes: bytes, lenient: false)
+            try parser.members { parser, name in
+                guard record == nil else { throw Self.notOneKind }
+                record = try Self.read(name, &parser)
+            }
+            try parser.end()
         }
-        let reader = StateReader(body)
-        do { self = try Self.read(name, reader) } catch {
-            throw error.under("." + name)
+        guard let record else { throw Self.notOneKind }
+        self = record
+    }
+
+    private static let notOneKind = StateFormatError(path: "$", problem: "a record is an object with exactly one member, its kind")
+
+    /// The record of kind `name`, whose value `parser` reads next.
+    private static func read(_ name: String, _ parser: inout JSONParser) throws -> StateRecord {
+        switch name {
+        case "widget": return .widget(try unlabelled(name, &parser) { r throws(StateFormatError) in try StoredWidget(r) })
+        case "activity": return .activity(try unlabelled(name, &parser) { r throws(StateFormatError) in try StoredActivity(r) })
+        case "timeline": return .timeline(try unlabelled(name, &parser) { r throws(StateFormatError) in try StoredTimeline(r) })
+        default:
+            let reader = StateReader(try parser.memberValue())
+            do throws(StateFormatError) { return try read(name, reader) } catch { throw error.under("." + name) }
         }
+    }
+
+    /// The value at `_0` in the object `parser` reads next: a record's unlabelled value.
+    private static func unlabelled<T>(_ name: String, _ parser: inout JSONParser, _ read: (StateReader) throws(StateFormatError) -> T) throws -> T {
+        var value: T?
+        try parser.members { parser, key in
+            let member = try parser.memberValue()
+            guard key == "_0" else { return }
+            do throws(StateFormatError) { value = try read(StateReader(member)) } catch { throw error.under("." + name + "._0") }
+        }
+        guard let value else { throw StateFormatError(path: "$", problem: "the member '_0' is missing").under("." + name) }
+        return value
     }
 
     private static func read(_ name: String, _ reader: StateReader) throws(StateFormatError) -> StateRecord {
         switch name {
         case "bundle": .bundle(appID: try reader.string("appID"), json: try reader.string("json"))
         case "bundleRemoved": .bundleRemoved(appID: try reader.string("appID"))
-        case "widget": .widget(try reader.member("_0") { r throws(StateFormatError) in try StoredWidget(r) })
         case "widgetRemoved": .widgetRemoved(id: try reader.string("id"))
-        case "activity": .activity(try reader.member("_0") { r throws(StateFormatError) in try StoredActivity(r) })
         case "activityRemoved": .activityRemoved(id: try reader.string("id"))
-        case "timeline": .timeline(try reader.member("_0") { r throws(StateFormatError) in try StoredTimeline(r) })
+        case "minted": .minted(widget: try reader.string("widget"), activity: try reader.string("activity"))
         default: throw StateFormatError(path: "$", problem: "'\(name)' is not a kind of record")
         }
     }

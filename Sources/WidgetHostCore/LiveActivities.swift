@@ -365,6 +365,9 @@ public struct LiveActivityStore: Sendable {
     /// The number the next activity started will get.
     public var nextActivityNumber: UInt64 { nextNumber }
 
+    /// Makes sure the next activity started gets a number of at least `next`.
+    public mutating func reserveNumbers(upTo next: UInt64) { nextNumber = max(nextNumber, next) }
+
     @discardableResult
     private mutating func removeEntry(_ id: String) -> LiveActivity? {
         guard let activity = entries.removeValue(forKey: id)?.activity else { return nil }

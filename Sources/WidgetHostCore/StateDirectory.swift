@@ -9,29 +9,45 @@ import Glibc
 #endif
 
 /// The files of `--state-dir`: a snapshot of ``DurableState`` and a journal of
-/// the ``StateRecord``s since, each line checksummed.
+/// the ``StateRecord``s since. Both are lines `<checksum> <json>`, one record
+/// each, every line checked on its own: damage costs the records it touches.
 ///
-/// - `state.json`: the line `widgethost-state <version> <checksum>`, then the
-///   state as JSON. Written whole to `state.json.tmp`, synced, renamed over
-///   `state.json`, and the directory synced: a crash leaves the old snapshot or
-///   the new one, never a mix.
-/// - `journal`: one line per record, `<checksum> <json>`. ``append(_:)``
-///   returns only once the line is on disk (`fdatasync`), so a change the host
-///   acknowledged survives a crash.
+/// - `state.json`: the line `widgethost-state 2 <checksum>`, then the state as
+///   records — the ids last minted, each bundle, widget, Live Activity and
+///   timeline, and the ids last minted again, which closes the file. Written
+///   whole to `state.json.tmp`, synced, renamed over `state.json`, and the
+///   directory synced: a crash leaves the old snapshot or the new one, never a
+///   mix. A version 1 snapshot (the header, then the whole state as one JSON
+///   document under one checksum) is still read, and written again as version 2.
+/// - `journal`: one line per record. ``append(_:)`` returns only once the line
+///   is on disk (`fdatasync`), so a change the host acknowledged survives a crash.
 ///
 /// The directory keeps no image of the state in memory: ``open(directory:)``
 /// hands back what it read, and ``compact(_:)`` takes the state to write from
 /// the caller, who has it anyway (the host builds it from its model).
 ///
-/// Checksums are FNV-1a 64 of the JSON text, in hex. At ``open(directory:)``
-/// the snapshot is read and the journal replayed onto it: a last line cut
-/// short is a write that never completed (never acknowledged) and is dropped;
-/// any other bad line, or a bad snapshot, is corruption: the file is kept aside
-/// as `<name>.corrupt-<unix time>` for inspection and the host starts with
-/// what came before the damage. Then, unless the snapshot alone already
-/// held everything (no journalled record, nothing damaged), the state is
-/// compacted into a fresh snapshot and an empty journal: a host restarted
-/// after a clean stop writes nothing before it serves.
+/// Checksums are FNV-1a 64 of the JSON text, in hex (the header's, of its first
+/// two words). At ``open(directory:)`` the snapshot is read and the journal
+/// replayed onto it (``readSnapshot(_:)``, ``readJournal(_:onto:damagedBefore:)``):
+/// - a line that fails its checksum or is no record is dropped, and reading
+///   goes on at the next line. The dropped lines are kept aside, as they were,
+///   in `<name>.corrupt-<unix time>`, and each is logged (``notes``) with the
+///   object it held as far as that can still be read. A damaged header costs
+///   nothing; a newline damaged into another byte costs nothing either (both
+///   lines are still read);
+/// - the journal's last line, when it fails its checksum and has no newline,
+///   is a write that never completed (never acknowledged): dropped, quietly.
+///   A last line whose checksum matches is kept, newline or not: it was
+///   synced, so acknowledged;
+/// - a snapshot that cannot be read at all (not a state file, a version this
+///   host does not read, a damaged version 1 snapshot) is moved aside whole as
+///   `state.json.corrupt-<unix time>`.
+/// No id is minted twice: the counters are taken past every id any record
+/// names, every id the dropped lines name, and every id the files kept aside
+/// in the directory name. Then, unless the snapshot alone already held
+/// everything (no journalled record, nothing damaged), the state is compacted
+/// into a fresh snapshot and an empty journal: a host restarted after a clean
+/// stop writes nothing before it serves.
 ///
 /// A full, read-only or failing disk never loses or invents a record: a write
 /// that fails throws and leaves the files as they were — a partly written line
@@ -63,9 +79,18 @@ public final class StateDirectory {
     /// The journal file may hold more than `journalBytes` (an append that
     /// failed part way): it is cut back before anything else is written.
     private var journalTorn = false
+    /// The journal's last record has no newline: the next append begins with one.
+    private var journalUnterminated = false
     private var snapshotBytes = 0
-    /// The files do not hold the whole state — a damaged journal was kept aside,
-    /// or a change was never written — so the next write must be a snapshot
+    /// What opening read is to be written again at once: damage, the old layout, counters moved.
+    private var rewrite = false
+    /// The highest ids the dropped lines and the files kept aside name.
+    private var scan = MintedIDScan()
+    /// Damaged lines not yet kept aside (the disk refused): file name and bytes.
+    /// No snapshot is written before they are, so the file still holds them.
+    private var unkept: [(name: String, bytes: [UInt8])] = []
+    /// The files do not hold the whole state — the journal changed under this
+    /// host, or a change was never written — so the next write must be a snapshot
     /// (``compact(_:)``) rather than an append.
     public private(set) var needsSnapshot = false
 
@@ -94,10 +119,17 @@ public final class StateDirectory {
             notes.append("cannot create \(directory) (\(error)); starting empty, and writes fail until it can be created")
         }
         try takeLock()
+        scanKeptAside()
         readSnapshot()
         replayJournal()
+        let reserved = state.reserve(scan)
+        if !reserved.isEmpty {
+            rewrite = true
+            let ids = reserved.joined(separator: " and ")
+            notes.append("ids up to \(ids) are named only in damaged lines or files kept aside: none of them is minted again")
+        }
         // A clean stop left the whole state in the snapshot: nothing to write.
-        if snapshotBytes > 0 && journalBytes == 0 && !journalTorn && !needsSnapshot { return }
+        if snapshotBytes > 0 && journalBytes == 0 && !journalTorn && !needsSnapshot && !rewrite { return }
         do {
             try compact(state)
         } catch {
@@ -185,7 +217,7 @@ public final class StateDirectory {
     public func append(lines: [String]) throws {
         guard !lines.isEmpty else { return }
         guard !needsSnapshot else { throw StateDirectoryError.behind }
-        let text = lines.joined()
+        let text = (journalUnterminated ? "\n" : "") + lines.joined()
         try openJournal()
         do {
             try writeAll(journal, Array(text.utf8), what: Self.journalName)
@@ -196,6 +228,7 @@ public final class StateDirectory {
             throw error
         }
         journalBytes += text.utf8.count
+        journalUnterminated = false
     }
 
     /// Appends one record; see ``append(_:)-([StateRecord])``.
@@ -245,19 +278,10 @@ public final class StateDirectory {
     /// A failure leaves the old snapshot and journal as they were (a half-written
     /// temporary file is removed, giving its space back), so it changes nothing.
     public func compact(_ state: DurableState) throws {
-        let json = try Self.encoding { () throws(JSONWriter.NotFinite) in try state.jsonText() }
-        let text = "\(Self.header) \(DurableState.formatVersion) \(Self.checksum(json))\n\(json)\n"
+        let bytes = try Self.snapshot(state)
+        try keepUnkeptAside()
         let temporary = file(Self.snapshotName + ".tmp")
-        let fd = Glibc.open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw StateDirectoryError.system("open \(temporary)", errno) }
-        do {
-            defer { close(fd) }
-            try writeAll(fd, Array(text.utf8), what: temporary)
-            guard fsync(fd) == 0 else { throw StateDirectoryError.system("fsync \(temporary)", errno) }
-        } catch {
-            unlink(temporary)
-            throw error
-        }
+        try writeSynced(temporary, bytes, O_TRUNC)
         guard rename(temporary, file(Self.snapshotName)) == 0 else {
             let code = errno
             unlink(temporary)
@@ -266,7 +290,7 @@ public final class StateDirectory {
         // The new snapshot is in place. A crash before the directory sync leaves the
         // old snapshot and the journal, which together hold the same state.
         try syncDirectory()
-        snapshotBytes = text.utf8.count
+        snapshotBytes = bytes.count
         needsSnapshot = false
         // The snapshot holds every record now: empty the journal. Should that fail, its
         // records replay onto the snapshot to the same state, so nothing is lost.
@@ -276,67 +300,139 @@ public final class StateDirectory {
         if journal >= 0, retryingOnEINTR({ ftruncate(journal, 0) }) == 0, fsync(journal) == 0 {
             journalBytes = 0
             journalTorn = false
+            journalUnterminated = false
         }
+    }
+
+    /// `state` as a snapshot: the header, then a line per record, the ids
+    /// minted first and last (the last line closes the file).
+    /// - Throws: ``StateDirectoryError/encoding(_:)``.
+    static func snapshot(_ state: DurableState) throws -> [UInt8] {
+        var bytes = Array("\(header) \(DurableState.formatVersion) \(checksum("\(header) \(DurableState.formatVersion)"))\n".utf8)
+        func add(_ record: StateRecord) throws { bytes += try line(record).utf8 }
+        try add(state.minted)
+        for (appID, json) in state.bundles { try add(.bundle(appID: appID, json: json)) }
+        for widget in state.widgets.values { try add(.widget(widget)) }
+        for activity in state.activities.values { try add(.activity(activity)) }
+        // After the widgets: a timeline is read only onto its widget.
+        for timeline in state.timelines.values { try add(.timeline(timeline)) }
+        try add(state.minted)
+        return bytes
     }
 
     // MARK: Reading
 
     private func readSnapshot() {
         let name = Self.snapshotName
-        guard let data = FileManager.default.contents(atPath: file(name)) else { return }
-        let text = String(decoding: data, as: UTF8.self)
-        guard let newline = text.firstIndex(of: "\n") else { return keepAside(name, "it has no header line") }
-        let header = text[..<newline].split(separator: " ")
-        var body = String(text[text.index(after: newline)...])
-        while body.hasSuffix("\n") { body.removeLast() }
-        guard header.count == 3, header[0] == Self.header else {
-            return keepAside(name, "its first line is not '\(Self.header) <version> <checksum>'")
+        guard let bytes = contents(file(name)) else { return }
+        let (read, reading) = Self.readSnapshot(bytes)
+        if let why = reading.unreadable {
+            scan.scan(bytes)
+            scan.end()
+            return keepAside(name, why)
         }
-        guard header[1] == "\(DurableState.formatVersion)" else {
-            return keepAside(name, "it is format version \(header[1]); this host reads version \(DurableState.formatVersion)")
-        }
-        guard header[2] == Self.checksum(body) else { return keepAside(name, "its checksum does not match (cut short or damaged)") }
-        do {
-            state = try Self.readState(body)
-            snapshotBytes = data.count
-        } catch {
-            keepAside(name, "it does not decode: \(error)")
-        }
+        state = read
+        snapshotBytes = bytes.count
+        take(reading, of: name, bytes)
     }
 
     private func replayJournal() {
         let name = Self.journalName
-        guard let data = FileManager.default.contents(atPath: file(name)), !data.isEmpty else { return }
-        let text = String(decoding: data, as: UTF8.self)
-        var lines = text.split(separator: "\n", omittingEmptySubsequences: false)
-        let tornTail = lines.last.map { !$0.isEmpty } ?? false
-        if !tornTail { lines.removeLast() }  // the empty string after the final newline
-        var applied = 0
-        for (index, line) in lines.enumerated() {
-            if let record = Self.decode(line) {
-                state.apply(record)
-                applied += 1
-                journalBytes += line.utf8.count + 1
-                continue
-            }
-            if index == lines.count - 1 && tornTail {
-                notes.append("\(file(name)): dropped a last record that was cut short (a write that never completed, so never acknowledged)")
-                journalTorn = true
-            } else {
-                keepAside(name, "line \(index + 1) of \(lines.count) is damaged; the \(applied) records before it were applied")
-            }
-            return
+        guard let bytes = contents(file(name)), !bytes.isEmpty else { return }
+        let reading = Self.readJournal(bytes, onto: &state, damagedBefore: rewrite)
+        journalBytes = reading.end
+        journalTorn = reading.torn
+        journalUnterminated = reading.unterminated
+        take(reading, of: name, bytes)
+    }
+
+    /// Logs what reading `name` found, and keeps its damaged lines aside.
+    private func take(_ reading: StateFileReading, of name: String, _ bytes: [UInt8]) {
+        rewrite = rewrite || reading.rewrite
+        for note in reading.notes { notes.append("\(file(name)): \(note)") }
+        guard !reading.damaged.isEmpty else { return }
+        var damaged: [UInt8] = []
+        for run in reading.damaged {
+            damaged += bytes[run.bytes]
+            scan.scan(bytes[run.bytes])
+            scan.end()
+        }
+        let kept: String
+        do {
+            kept = "kept aside in " + (try keepAside(damaged, of: name))
+        } catch {
+            unkept.append((name, damaged))
+            kept = "it cannot be kept aside yet (\(error)), so \(file(name)) is not rewritten until it can be"
+        }
+        for run in reading.damaged {
+            let held = run.held.isEmpty ? "what it held cannot be read" : "dropped " + run.held.joined(separator: ", ")
+            notes.append("\(file(name)) \(run.place) is damaged (\(run.problem)); \(held); \(kept)")
         }
     }
 
-    static func decode(_ line: Substring) -> StateRecord? {
-        guard let space = line.firstIndex(of: " ") else { return nil }
-        let json = line[line.index(after: space)...]
-        guard line[..<space] == checksum(String(json)) else { return nil }
-        return try? readRecord(String(json))
+    /// Writes damaged lines of `name` to a new file beside it; its path.
+    private func keepAside(_ bytes: [UInt8], of name: String) throws -> String {
+        let aside = asideName(name)
+        try writeSynced(aside, bytes, O_EXCL)
+        try syncDirectory()
+        return aside
     }
 
-    /// The state a snapshot's text holds: read by hand (``DurableState/init(jsonText:)``),
+    /// Keeps aside what opening could not, before anything replaces the files that hold it.
+    private func keepUnkeptAside() throws {
+        while let (name, bytes) = unkept.first {
+            _ = try keepAside(bytes, of: name)
+            unkept.removeFirst()
+        }
+    }
+
+    /// Moves a file none of which can be read aside. The files still hold
+    /// what was read (the journal alone), so appends may go on.
+    private func keepAside(_ name: String, _ why: String) {
+        let aside = asideName(name)
+        if rename(file(name), aside) == 0 {
+            notes.append("\(file(name)) is damaged (\(why)); kept aside as \(aside); starting from what could be trusted")
+        } else {
+            notes.append("\(file(name)) is damaged (\(why)) and could not be moved aside: \(String(cString: strerror(errno)))")
+        }
+    }
+
+    /// `<name>.corrupt-<unix time>`, with `-2`, `-3`… when that is taken.
+    private func asideName(_ name: String) -> String {
+        let base = file("\(name).corrupt-\(Int(Date().timeIntervalSince1970))")
+        var aside = base
+        var n = 1
+        while access(aside, F_OK) == 0 {
+            n += 1
+            aside = "\(base)-\(n)"
+        }
+        return aside
+    }
+
+    /// Reads the ids the files kept aside name, so that none is minted again.
+    private func scanKeptAside() {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: path) else { return }
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        for name in names where name.contains(".corrupt-") {
+            let fd = Glibc.open(file(name), O_RDONLY | O_CLOEXEC)
+            guard fd >= 0 else { continue }
+            defer { close(fd) }
+            while true {
+                let count = buffer.withUnsafeMutableBytes { space in retryingOnEINTR { read(fd, space.baseAddress!, space.count) } }
+                guard count > 0 else { break }
+                scan.scan(buffer[..<count])
+            }
+            scan.end()
+        }
+    }
+
+    /// The bytes of the file at `path`; nil when it cannot be read.
+    private func contents(_ path: String) -> [UInt8]? {
+        guard let data = FileManager.default.contents(atPath: path) else { return nil }
+        return [UInt8](data)
+    }
+
+    /// The state a version 1 snapshot's text holds: read by hand (``DurableState/init(jsonText:)``),
     /// and by the general decoder only what that cannot read (an unsigned number
     /// past `Int64.max`).
     static func readState(_ text: String) throws -> DurableState {
@@ -346,23 +442,11 @@ public final class StateDirectory {
         }
     }
 
-    /// The record a journal line's JSON holds, read as ``readState(_:)`` reads a snapshot.
+    /// The record a line's JSON holds, read as ``readState(_:)`` reads a snapshot.
     static func readRecord(_ text: String) throws -> StateRecord {
         do { return try StateRecord(jsonText: text) } catch let error as StateFormatError {
             guard let record = try? JSONDecoder().decode(StateRecord.self, from: Data(text.utf8)) else { throw error }
             return record
-        }
-    }
-
-    /// Moves a damaged file aside; what it held is then in no file, so the next
-    /// write must be a snapshot.
-    private func keepAside(_ name: String, _ why: String) {
-        needsSnapshot = true
-        let aside = file("\(name).corrupt-\(Int(Date().timeIntervalSince1970))")
-        if rename(file(name), aside) == 0 {
-            notes.append("\(file(name)) is damaged (\(why)); kept aside as \(aside); starting from what could be trusted")
-        } else {
-            notes.append("\(file(name)) is damaged (\(why)) and could not be moved aside: \(String(cString: strerror(errno)))")
         }
     }
 
@@ -375,6 +459,21 @@ public final class StateDirectory {
     }
 
     private func file(_ name: String) -> String { path + "/" + name }
+
+    /// Writes `bytes` to a new file at `path` (`flags`: `O_TRUNC` or `O_EXCL`)
+    /// and syncs it; a failure removes what was written, giving its space back.
+    private func writeSynced(_ path: String, _ bytes: [UInt8], _ flags: Int32) throws {
+        let fd = Glibc.open(path, O_WRONLY | O_CREAT | flags | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw StateDirectoryError.system("open \(path)", errno) }
+        do {
+            defer { close(fd) }
+            try writeAll(fd, bytes, what: path)
+            guard fsync(fd) == 0 else { throw StateDirectoryError.system("fsync \(path)", errno) }
+        } catch {
+            unlink(path)
+            throw error
+        }
+    }
 
     private func writeAll(_ fd: Int32, _ bytes: [UInt8], what: String) throws {
         var offset = 0
@@ -397,13 +496,19 @@ public final class StateDirectory {
 
     /// FNV-1a 64 of the UTF-8 text, as 16 hex digits.
     static func checksum(_ text: String) -> String {
+        var text = text
+        let hex = String(text.withUTF8(hash), radix: 16)
+        return String(repeating: "0", count: 16 - hex.count) + hex
+    }
+
+    /// FNV-1a 64 of `bytes`.
+    static func hash(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in text.utf8 {
+        for byte in bytes {
             hash ^= UInt64(byte)
             hash = hash &* 0x0000_0100_0000_01b3
         }
-        let hex = String(hash, radix: 16)
-        return String(repeating: "0", count: 16 - hex.count) + hex
+        return hash
     }
 }
 

@@ -5,7 +5,7 @@ import Glibc
 
 /// Runs a system call until it is not interrupted: its result, with `errno`
 /// set by the call when the result is negative.
-func retryingOnEINTR(_ body: () -> Int32) -> Int32 {
+func retryingOnEINTR<Result: BinaryInteger>(_ body: () -> Result) -> Result {
     while true {
         let result = body()
         if result >= 0 || errno != EINTR { return result }

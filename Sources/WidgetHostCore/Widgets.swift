@@ -330,7 +330,7 @@ public struct WidgetStore: Sendable {
     mutating func setBundle(appID: String, _ bundle: WidgetBundle) { bundles[appID] = bundle }
 
     /// Makes sure the next widget placed gets a number of at least `next`.
-    mutating func reserveNumbers(upTo next: UInt64) { nextNumber = max(nextNumber, next) }
+    public mutating func reserveNumbers(upTo next: UInt64) { nextNumber = max(nextNumber, next) }
 
     /// The number the next widget placed will get.
     public var nextWidgetNumber: UInt64 { nextNumber }

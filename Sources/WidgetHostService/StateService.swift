@@ -36,6 +36,9 @@ extension HostService {
             }
             if widgets.widgets[stored.id] != nil { restored.append(Host1Widget.objectPath(stored.id)) }
         }
+        // Ids minted before are never minted again, though no object kept holds them.
+        widgets.reserveNumbers(upTo: durable.nextWidgetNumber)
+        activities.reserveNumbers(upTo: durable.nextActivityNumber)
         // Nobody can be watching before the name is owned: nothing is announced.
         try connection.export(widgetInterfaces(), at: restored)
         for stored in durable.activities.values {
@@ -297,8 +300,8 @@ extension HostService {
         case .widgetRemoved(let id): [.widget(id, widgets.widgets[id])]
         case .activity(let stored): [.activity(stored.id, activities.activity(stored.id))]
         case .activityRemoved(let id): [.activity(id, activities.activity(id))]
-        // Only provider answers, which the host keeps.
-        case .timeline: []
+        // Only provider answers, which the host keeps; ids minted are never journalled.
+        case .timeline, .minted: []
         }
     }
 

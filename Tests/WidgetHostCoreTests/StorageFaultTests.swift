@@ -94,8 +94,8 @@ struct StorageFaultTests {
         #expect(try Self.reopen(dir).apps == ["org.example.App1", "org.example.App3"])
     }
 
-    @Test("A damaged journal kept aside on a full disk: appends are refused until a snapshot holds what was read")
-    func keptAsideNeedsASnapshot() throws {
+    @Test("A damaged journal line on a full disk stays where it is until it can be kept aside; appends go on meanwhile")
+    func damagedLineOnAFullDisk() throws {
         let disk = try SmallDisk(bytes: 256 << 10)
         defer { disk.unmount() }
         let dir = disk.path + "/state"
@@ -103,19 +103,33 @@ struct StorageFaultTests {
             let (state, _) = try StateDirectory.open(directory: dir)
             for n in 1...2 { try state.append(Self.record(n)) }
         }
-        // Damage the first line: only what came before it (nothing) can be trusted.
+        // Damage the first line: it alone is lost.
         let journal = dir + "/journal"
         var text = try String(contentsOfFile: journal, encoding: .utf8)
         text.replaceSubrange(text.startIndex..<text.index(text.startIndex, offsetBy: 4), with: "0000")
         try text.write(toFile: journal, atomically: false, encoding: .utf8)
+        let damaged = String(text.prefix { $0 != "\n" }) + "\n"
+        func keptAside() -> [String] {
+            ((try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []).filter { $0.hasPrefix("journal.corrupt-") }
+        }
         try disk.fill()
-        let (state, _) = try StateDirectory.open(directory: dir)
-        #expect(state.needsSnapshot)
-        #expect(throws: StateDirectoryError.self) { try state.append(Self.record(3)) }
-        disk.makeRoom()
-        try state.compact(DurableState())
-        #expect(!state.needsSnapshot)
-        try state.append(Self.record(4))
+        do {
+            let (state, image) = try StateDirectory.open(directory: dir)
+            #expect(image.bundles.keys.sorted() == ["org.example.App2"])
+            #expect(!state.needsSnapshot, "the journal still holds what was read")
+            #expect(state.notes.contains { $0.contains("cannot be kept aside yet") }, "\(state.notes)")
+            #expect(keptAside().isEmpty)
+            disk.makeRoom()
+            try state.append(Self.record(3))
+            var whole = image
+            whole.apply(Self.record(3))
+            // The damaged line is kept aside before a snapshot replaces the journal that holds it.
+            try state.compact(whole)
+            #expect(try keptAside().map { try String(contentsOfFile: dir + "/" + $0, encoding: .utf8) } == [damaged])
+        }
+        let (apps, notes) = try Self.reopen(dir)
+        #expect(apps == ["org.example.App2", "org.example.App3"])
+        #expect(notes.isEmpty, "\(notes)")
     }
 
     @Test("A record that cannot be encoded (a NaN) is refused before anything is written")

@@ -190,6 +190,49 @@ struct DurabilityTests {
         _ = try await renderer.addWidget(Self.app, "Hero", "systemSmall")
     }
 
+    @Test("A damaged snapshot line costs its widget only, logged by id; ids are never minted again, even those no object holds any more")
+    func damageCostsOnlyWhatIsDamaged() async throws {
+        let fixture = try await HostFixture.make()
+        defer { fixture.stop() }
+        let renderer = try await fixture.connect()
+        defer { renderer.close() }
+        /// Starts the host, with the app registered, and runs `body`.
+        func run(_ body: () async throws -> Void) async throws {
+            try await fixture.startHost()
+            let app = try await Self.registeredApp(fixture)
+            try await body()
+            app.close()
+            await fixture.stopHost()
+        }
+        // Every widget removed: the snapshot holds no widget, only the ids minted.
+        try await run {
+            let first = try await renderer.addWidget(Self.app, "Hero", "systemSmall")
+            _ = try await renderer.call(
+                destination: "org.widgethost.Host1", path: first, interface: "org.widgethost.Host1.Widget", member: "Remove")
+        }
+        var (second, third) = ("", "")
+        try await run {
+            second = try await renderer.addWidget(Self.app, "Hero", "systemSmall")
+            third = try await renderer.addWidget(Self.app, "Hero", "systemSmall")
+        }
+        #expect(second.hasSuffix("/w2"), "w1 was minted once")
+
+        // One byte of the second widget's line: its family reads "systemSmalL", which its checksum refuses.
+        let snapshot = fixture.stateDirectory.appendingPathComponent("state.json")
+        let lines = try String(contentsOf: snapshot, encoding: .utf8).split(separator: "\n").map { line in
+            line.contains(#""id":"w2""#) ? line.replacingOccurrences(of: "systemSmall", with: "systemSmalL") : String(line)
+        }
+        try (lines.joined(separator: "\n") + "\n").write(to: snapshot, atomically: false, encoding: .utf8)
+        try await run {
+            let objects = try await renderer.managedObjects()
+            #expect(objects[second] == nil && objects[third] != nil, "\(objects.keys.sorted())")
+            #expect(try await renderer.addWidget(Self.app, "Hero", "systemSmall").hasSuffix("/w4"), "w2 is not minted again")
+        }
+        #expect(fixture.log.contains("is damaged") && fixture.log.contains("dropped widget w2") && fixture.log.contains("kept aside in"), "\(fixture.log)")
+        let names = try FileManager.default.contentsOfDirectory(atPath: fixture.stateDirectory.path)
+        #expect(names.contains { $0.hasPrefix("state.json.corrupt-") }, "\(names)")
+    }
+
     static let activityContent =
         "{" + ["lockScreen", "compactLeading", "compactTrailing", "minimal", "expanded"].map { "\"\($0)\":{\"type\":\"text\"}" }
         .joined(separator: ",") + "}"
