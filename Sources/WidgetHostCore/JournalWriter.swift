@@ -105,7 +105,8 @@ public final class JournalWriter: Sendable {
         enqueue { _ in .resume }
     }
 
-    /// Returns once everything queued before it has been written or dropped.
+    /// Returns once everything queued before it has been written or dropped,
+    /// and the directory closed: it may be opened again as soon as this returns.
     public func finish() async {
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             enqueue { _ in .finish { done.resume() } }
@@ -185,6 +186,8 @@ public final class JournalWriter: Sendable {
                 owned.halted = false
             case .finish(let done):
                 flush()
+                directory.release()
+                owned.halted = true
                 done()
             }
         }

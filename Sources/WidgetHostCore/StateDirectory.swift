@@ -139,10 +139,18 @@ public final class StateDirectory {
         }
     }
 
-    deinit {
+    deinit { release() }
+
+    /// Closes the files and gives up the lock, so that another host (or
+    /// another opening) may take the directory at once; nothing can be
+    /// written after it.
+    public func release() {
         if journal >= 0 { close(journal) }
+        journal = -1
         if lock >= 0 { close(lock) }
+        lock = -1
         if let lockedFile { _ = Self.openHere.withLock { $0.remove(lockedFile) } }
+        lockedFile = nil
     }
 
     /// Two hosts writing one directory would lose each other's records: the
