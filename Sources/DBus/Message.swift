@@ -451,17 +451,20 @@ enum Marshal {
         return dbus_message_iter_close_container(&iter, &sub) != 0
     }
 
+    /// Every argument from `iter` on, with no limit but D-Bus's own.
     static func readAll(_ iter: inout DBusMessageIter) -> [DBusValue] {
-        var values: [DBusValue] = []
-        while dbus_message_iter_get_arg_type(&iter) != TypeCode.invalid {
-            values.append(read(&iter))
-            dbus_message_iter_next(&iter)
-        }
-        return values
+        var reader = BoundedReader(limits: .none)
+        return (try? reader.readAll(&iter)) ?? []
     }
 
+    /// The value at `iter`, with no limit but D-Bus's own.
     static func read(_ iter: inout DBusMessageIter) -> DBusValue {
-        let type = dbus_message_iter_get_arg_type(&iter)
+        var reader = BoundedReader(limits: .none)
+        return (try? reader.read(&iter)) ?? .structure([])
+    }
+
+    /// The basic value at `iter`, of type code `type`.
+    private static func basicValue(_ iter: inout DBusMessageIter, _ type: Int32) -> DBusValue {
         switch type {
         case TypeCode.byte: return .byte(basic(&iter, UInt8(0)))
         case TypeCode.boolean: return .bool(basic(&iter, dbus_bool_t(0)) != 0)
@@ -476,45 +479,15 @@ enum Marshal {
         case TypeCode.string: return .string(string(&iter))
         case TypeCode.objectPath: return .objectPath(string(&iter))
         case TypeCode.signature: return .signature(string(&iter))
-        case TypeCode.variant:
-            var sub = DBusMessageIter()
-            dbus_message_iter_recurse(&iter, &sub)
-            return .variant(read(&sub))
-        case TypeCode.structure:
-            var sub = DBusMessageIter()
-            dbus_message_iter_recurse(&iter, &sub)
-            return .structure(readAll(&sub))
-        case TypeCode.array:
-            let full = currentSignature(&iter)
-            var sub = DBusMessageIter()
-            dbus_message_iter_recurse(&iter, &sub)
-            if dbus_message_iter_get_element_type(&iter) == TypeCode.dictEntry {
-                // full is "a{kv}"
-                let inner = full.dropFirst(2).dropLast()
-                let key = String(inner.prefix(1))
-                let value = String(inner.dropFirst())
-                var entries: [DBusValue.DictEntry] = []
-                while dbus_message_iter_get_arg_type(&sub) == TypeCode.dictEntry {
-                    var pair = DBusMessageIter()
-                    dbus_message_iter_recurse(&sub, &pair)
-                    let k = read(&pair)
-                    dbus_message_iter_next(&pair)
-                    let v = read(&pair)
-                    entries.append(.init(k, v))
-                    dbus_message_iter_next(&sub)
-                }
-                return .dictionary(key: key, value: value, entries)
-            }
-            return .array(element: String(full.dropFirst()), readAll(&sub))
         default:
             // Unknown type codes cannot occur in a message libdbus validated.
             return .structure([])
         }
     }
 
-    /// ``read(_:)`` within ``DecodingLimits``: each array or dictionary is
+    /// Reads values within ``DecodingLimits``: each array or dictionary is
     /// counted as it is read, and each `a{sv}` weighed by the bytes of what it
-    /// holds (strings by their UTF-8, other values by their size on the wire).
+    /// holds (strings by their UTF-8, other values as 8 bytes).
     struct BoundedReader {
         let limits: DecodingLimits
         /// Bytes read so far; an `a{sv}` weighs the growth while it is read.
@@ -578,7 +551,7 @@ enum Marshal {
                 dbus_message_iter_recurse(&iter, &sub)
                 return .array(element: String(full.dropFirst()), try readAll(&sub))
             default:
-                let value = Marshal.read(&iter)
+                let value = Marshal.basicValue(&iter, type)
                 switch value {
                 case .string(let text), .objectPath(let text), .signature(let text): bytes += text.utf8.count
                 default: bytes += 8
