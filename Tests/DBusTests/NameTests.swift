@@ -56,8 +56,10 @@ struct NameTests {
             let all = Recorder(try await observer.nameOwnerChanges())
             let second = try await fixture.connect("second")
             let secondName = try #require(second.uniqueName)
-            let one = Recorder(try await observer.nameOwnerChanges(for: secondName))
+            // Its arrival is dispatched before the stream for its name exists,
+            // which would otherwise see it too when it comes in late.
             try await all.wait { fields($0) == [secondName, "", secondName] }
+            let one = Recorder(try await observer.nameOwnerChanges(for: secondName))
             second.close()
             let gone = [secondName, secondName, ""]
             try await all.wait { fields($0) == gone }
