@@ -19,7 +19,8 @@ WIDGETHOST_DEBS=(libdbus-1-dev pkg-config dbus systemd libglib2.0-bin python3 py
 # recommend (the demo needs none of them):
 #   gnome-shell               a real GNOME Shell on the virtual display, for the
 #                             extension's tests (renderers/gnome-shell)
-WIDGETHOST_TEST_DEBS=(gnome-shell)
+#   gjs                       the extension's modules run outside the shell
+WIDGETHOST_TEST_DEBS=(gnome-shell gjs)
 
 # Installs whichever of the packages are missing (with sudo when not root);
 # with --tests, the tests' packages too.

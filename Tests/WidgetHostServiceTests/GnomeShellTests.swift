@@ -83,6 +83,47 @@ struct GnomeShellTests {
         try await shell.drive("find", "After", "--role", "push button", "--timeout", "5")
         try await shell.expectNoExtensionErrors()
     }
+    @Test("The entry point for GNOME Shell 45 and later loads as an ES module with the shell's modules stubbed, and lib/'s functions compute what they should")
+    func modules() async throws {
+        let work = FileManager.default.temporaryDirectory.appendingPathComponent("widgethost-gjs-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: work) }
+        // St and Clutter are the shell's own libraries, in its private folders.
+        let result = try await runCommand(
+            "/usr/bin/gjs",
+            ["-m", repositoryRoot.appendingPathComponent("Tests/Fixtures/gnome-shell/modules.js").path,
+             repositoryRoot.appendingPathComponent("renderers/gnome-shell").path, work.path],
+            adding: ["GI_TYPELIB_PATH": "/usr/lib/x86_64-linux-gnu/mutter-11:/usr/lib/gnome-shell",
+                     "LD_LIBRARY_PATH": "/usr/lib/x86_64-linux-gnu/mutter-11:/usr/lib/gnome-shell"])
+        #expect(result.succeeded && !result.stdout.contains("FAIL") && result.stdout.contains("ok the 45+ entry exports an Extension"), "\(result)")
+    }
+}
+
+/// renderers/gnome-shell/install, which needs no GNOME Shell when told the version.
+@Suite("GNOME Shell extension's install script")
+struct GnomeShellInstallTests {
+    static let install = repositoryRoot.appendingPathComponent("renderers/gnome-shell/install").path
+
+    @Test("It installs the entry point that fits the version, into DATADIR or else $XDG_DATA_HOME, and refuses a shell too old", arguments: [
+        ("43", "shell-43"), ("44.2", "shell-43"), ("45", "shell-45"), ("48.1", "shell-45"),
+    ])
+    func entryPoints(version: String, entry: String) async throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("widgethost-install-\(UUID().uuidString.prefix(8))")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let source = repositoryRoot.appendingPathComponent("renderers/gnome-shell")
+        for (arguments, dataHome) in [([root.appendingPathComponent("given").path], "unused"), ([], root.appendingPathComponent("home").path)] {
+            let result = try await runCommand(Self.install, ["--shell-version", version] + arguments, adding: ["XDG_DATA_HOME": dataHome])
+            #expect(result.succeeded, "\(result)")
+            let installed = URL(fileURLWithPath: arguments.first ?? dataHome).appendingPathComponent("gnome-shell/extensions/widgethost@widgethost.org")
+            for (file, from) in [("extension.js", "\(entry)/extension.js"), ("metadata.json", "\(entry)/metadata.json"),
+                                 ("stylesheet.css", "stylesheet.css"), ("lib/desktop.js", "lib/desktop.js")] {
+                let copy = try? Data(contentsOf: installed.appendingPathComponent(file))
+                #expect(copy != nil && copy == (try? Data(contentsOf: source.appendingPathComponent(from))), "\(file) is \(from) (GNOME Shell \(version))")
+            }
+        }
+        let old = try await runCommand(Self.install, ["--shell-version", "42", root.appendingPathComponent("old").path])
+        #expect(old.status == 1 && old.stderr.contains("43 or later"), "\(old)")
+    }
 }
 
 /// A host, the Tap Me GApplication installed as a DBusActivatable app, the
