@@ -57,9 +57,19 @@ struct GnomeShellTests {
         #expect(toggled["parameter"] as? String == "true", "the toggle's new state: \(toggled)")
         #expect(!shell.records().contains { $0["call"] as? String == "activate" }, "a button must not raise the app")
 
+        // Drawn where the tree says: the red widget's colour fills it, the medium one's tile is light.
+        #expect(shell.display.colour(x: red.x + 20, y: red.y + red.height - 20) == "#ff0000")
+        #expect(shell.display.colour(x: medium.x + 20, y: medium.y + 20) == "#ffffff")
         try await shell.drive("park")
         let colours = try await shell.screenshot("gnome-shell-desktop.png")
         #expect(colours >= 12, "a desktop with the examples shows more than \(colours) colours")
+
+        // The desktop's colour scheme turned dark: every tile is redrawn dark at once.
+        try shell.writeSettings(colourScheme: "prefer-dark")
+        #expect(await eventually(timeout: 5) { shell.display.colour(x: medium.x + 20, y: medium.y + 20) == "#2c2c2e" },
+            "the medium tile is \(shell.display.colour(x: medium.x + 20, y: medium.y + 20) ?? "unreadable") in the dark")
+        let dark = try await shell.screenshot("gnome-shell-desktop-dark.png")
+        #expect(dark >= 12, "the dark desktop shows more than \(dark) colours")
         try await shell.expectNoExtensionErrors()
     }
 
@@ -163,27 +173,12 @@ final class ShellSession: ScreenSession, @unchecked Sendable {
             let (runtime, dataDirs) = try fixture.installAccessibilityBus()
             try await fixture.startHost()
 
-            // The extension, installed as a person installs it, and enabled with accessibility on
-            // in the keyfile GSettings reads with GSETTINGS_BACKEND=keyfile.
+            // The extension, installed as a person installs it, and enabled in the keyfile.
             let install = try await runCommand(
                 repositoryRoot.appendingPathComponent("renderers/gnome-shell/install").path, [fixture.dataHome.path],
                 environment: fixture.environment)
             guard install.succeeded else { throw PrivateBusError("renderers/gnome-shell/install failed: \(install)") }
-            let settings = fixture.root.appendingPathComponent("config/glib-2.0/settings")
-            try FileManager.default.createDirectory(at: settings, withIntermediateDirectories: true)
-            try """
-            [org/gnome/shell]
-            enabled-extensions=['\(uuid)']
-            welcome-dialog-last-shown-version='999'
-
-            [org/gnome/desktop/interface]
-            toolkit-accessibility=true
-            enable-animations=false
-
-            [org/gnome/desktop/notifications]
-            show-banners=false
-
-            """.write(to: settings.appendingPathComponent("keyfile"), atomically: true, encoding: .utf8)
+            try writeSettings(fixture, colourScheme: "default")
 
             systemBus = try PrivateBus(environment: fixture.environment)
             display = try VirtualDisplay(directory: fixture.root)
@@ -208,6 +203,32 @@ final class ShellSession: ScreenSession, @unchecked Sendable {
             fixture.stop()
             throw error
         }
+    }
+
+    /// The keyfile GSettings reads with GSETTINGS_BACKEND=keyfile (and follows as it changes):
+    /// the extension enabled, accessibility on, no animations, no notification banners over the
+    /// desktop, and the colour scheme.
+    static func writeSettings(_ fixture: HostFixture, colourScheme: String) throws {
+        let settings = fixture.root.appendingPathComponent("config/glib-2.0/settings")
+        try FileManager.default.createDirectory(at: settings, withIntermediateDirectories: true)
+        try """
+        [org/gnome/shell]
+        enabled-extensions=['\(uuid)']
+        welcome-dialog-last-shown-version='999'
+
+        [org/gnome/desktop/interface]
+        toolkit-accessibility=true
+        enable-animations=false
+        color-scheme='\(colourScheme)'
+
+        [org/gnome/desktop/notifications]
+        show-banners=false
+
+        """.write(to: settings.appendingPathComponent("keyfile"), atomically: true, encoding: .utf8)
+    }
+
+    func writeSettings(colourScheme: String) throws {
+        try Self.writeSettings(fixture, colourScheme: colourScheme)
     }
 
     /// Waits until the shell has enabled the extension, then leaves the overview the shell starts in.

@@ -116,6 +116,25 @@ func endProcess(_ process: Process) {
     process.waitUntilExit()
 }
 
+extension VirtualDisplay {
+    /// The colour of the screen at x, y as "#rrggbb", read from Xvfb's framebuffer file (XWD,
+    /// 32 bits a pixel, as widgetboard/screenshot.py reads it); nil when it cannot be read.
+    func colour(x: Int, y: Int) -> String? {
+        guard let data = FileManager.default.contents(atPath: framebuffer), data.count >= 100 else { return nil }
+        func field(_ index: Int) -> Int {
+            data[index * 4..<index * 4 + 4].reduce(0) { $0 << 8 | Int($1) }
+        }
+        let (headerSize, width, height, byteOrder) = (field(0), field(4), field(5), field(7))
+        let (bitsPerPixel, bytesPerLine, colours) = (field(11), field(12), field(19))
+        guard bitsPerPixel == 32, (0..<width).contains(x), (0..<height).contains(y) else { return nil }
+        let at = headerSize + colours * 12 + y * bytesPerLine + x * 4
+        guard at + 4 <= data.count else { return nil }
+        let pixel = Array(data[at..<at + 4])
+        let (r, g, b) = byteOrder == 0 ? (pixel[2], pixel[1], pixel[0]) : (pixel[1], pixel[2], pixel[3])
+        return String(format: "#%02x%02x%02x", r, g, b)
+    }
+}
+
 extension HostFixture {
     /// Makes the AT-SPI accessibility bus startable on the fixture's bus, where toolkits and
     /// drive.py find it as on a desktop. Its socket goes in the test's own runtime folder (made
