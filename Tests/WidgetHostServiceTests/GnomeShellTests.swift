@@ -73,7 +73,7 @@ struct GnomeShellTests {
         try await shell.expectNoExtensionErrors()
     }
 
-    @Test("The desktop follows the host: new content redrawn, a removed widget gone, everything back after a host restart")
+    @Test("The desktop follows the host: new content redrawn, a removed widget gone, everything back after a host restart; disabling the extension clears it")
     func followsHost() async throws {
         let shell = try await ShellSession.start()
         defer { shell.stop() }
@@ -91,6 +91,14 @@ struct GnomeShellTests {
         try await shell.fixture.startHost()
         try await shell.drive("find", "Staying", "--role", "push button", "--timeout", "5")
         try await shell.drive("find", "After", "--role", "push button", "--timeout", "5")
+
+        // Disabled, the extension takes everything it drew away; enabled again, it draws it all again.
+        let disabled = try await shell.shellCall("org.gnome.Shell.Extensions.DisableExtension", [ShellSession.uuid])
+        #expect(disabled.stdout.contains("true"), "\(disabled)")
+        try await shell.drive("gone", "Staying", "--timeout", "5")
+        let enabled = try await shell.shellCall("org.gnome.Shell.Extensions.EnableExtension", [ShellSession.uuid])
+        #expect(enabled.stdout.contains("true"), "\(enabled)")
+        try await shell.drive("find", "Staying", "--role", "push button", "--timeout", "5")
         try await shell.expectNoExtensionErrors()
     }
     @Test("The entry point for GNOME Shell 45 and later loads as an ES module with the shell's modules stubbed, and lib/'s functions compute what they should")
