@@ -1,5 +1,5 @@
 # Debian packages WidgetHost builds and tests with. Sourced by scripts/demo,
-# scripts/test and .ci/run, so there is one list.
+# scripts/test and .ci/run, so there is one list of each kind.
 #   libdbus-1-dev pkg-config  the binding's systemLibrary (pkg-config dbus-1)
 #   dbus                      dbus-daemon: the private buses of the tests and the demo
 #   systemd                   busctl, a client the tests drive the host with
@@ -15,17 +15,38 @@
 #   libglib2.0-dev gcc        GLib's headers and a C compiler: docs/guides/app.md compiles a GApplication in C
 #   libkf5dbusaddons-dev g++  KDBusService (KDE Frameworks) and Qt D-Bus: the same guide compiles a KDE app
 WIDGETHOST_DEBS=(libdbus-1-dev pkg-config dbus systemd libglib2.0-bin python3 python3-gi help2man bubblewrap gir1.2-gtk-4.0 at-spi2-core python3-pyatspi xvfb xdotool fonts-noto-color-emoji libglib2.0-dev gcc libkf5dbusaddons-dev g++)
+# What only the tests need besides, installed without the packages they
+# recommend (the demo needs none of them):
+#   gnome-shell               a real GNOME Shell on the virtual display, for the
+#                             extension's tests (renderers/gnome-shell)
+#   gjs                       the extension's modules run outside the shell
+WIDGETHOST_TEST_DEBS=(gnome-shell gjs)
 
-# Installs whichever of the packages are missing (with sudo when not root).
+# Installs whichever of the packages are missing (with sudo when not root);
+# with --tests, the tests' packages too.
 ensure_packages() {
-    local missing=()
+    local missing=() tests=()
     for p in "${WIDGETHOST_DEBS[@]}"; do
-        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+        deb_installed "$p" || missing+=("$p")
     done
-    [ ${#missing[@]} -eq 0 ] && return 0
+    if [ "${1:-}" = --tests ]; then
+        for p in "${WIDGETHOST_TEST_DEBS[@]}"; do
+            deb_installed "$p" || tests+=("$p")
+        done
+    fi
+    [ ${#missing[@]} -eq 0 ] && [ ${#tests[@]} -eq 0 ] && return 0
     local sudo=""
     [ "$(id -u)" -ne 0 ] && sudo="sudo"
-    echo "Installing ${missing[*]} ..." >&2
+    echo "Installing ${missing[*]} ${tests[*]} ..." >&2
     $sudo apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+    if [ ${#missing[@]} -gt 0 ]; then
+        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+    fi
+    if [ ${#tests[@]} -gt 0 ]; then
+        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${tests[@]}" >/dev/null
+    fi
+}
+
+deb_installed() {
+    dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"
 }

@@ -81,8 +81,7 @@ struct BoardTests {
         let third = try await board.place(#"{"type":"text","text":"Third"}"#)
         try await board.drive("find", "Going", "--role", "label")
         try await board.drive("find", "Third", "--role", "label")
-        _ = try await board.app.connection.call(
-            destination: "org.widgethost.Host1", path: gone, interface: "org.widgethost.Host1.Widget", member: "Remove", [])
+        try await board.remove(gone)
         try await board.drive("gone", "Going", "--timeout", "2")
         await board.fixture.stopHost()
         try await board.drive("gone", "Staying", "--timeout", "5")
@@ -340,27 +339,22 @@ final class VirtualDisplay: @unchecked Sendable {
     }
 
     /// Ends Xvfb and waits until it is gone, so its display number and socket are free again.
-    static func end(_ process: Process) {
-        guard process.isRunning else { return }
-        process.terminate()
-        for _ in 0..<100 where process.isRunning { usleep(50_000) }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
-    }
+    static func end(_ process: Process) { endProcess(process) }
 
     func stop() { Self.end(process) }
 }
 
 /// A host, the Tap Me GApplication installed as a DBusActivatable app, the
 /// AT-SPI bus, a virtual display and widget-board on it.
-final class BoardSession: @unchecked Sendable {
+final class BoardSession: ScreenSession, @unchecked Sendable {
     let fixture: HostFixture
     let display: VirtualDisplay
     let record: String
     let app: AppPeer
     var rangersRecord = ""
     private let board: Launched
-    private var environment: [String: String]
+    let environment: [String: String]
+    var rendererOutput: String { "board: \(board.printed())" }
 
     private init(fixture: HostFixture, display: VirtualDisplay, record: String, app: AppPeer, board: Launched, environment: [String: String]) {
         self.fixture = fixture
@@ -378,15 +372,7 @@ final class BoardSession: @unchecked Sendable {
         do {
             let record = try fixture.installTapMe(environment: ["WIDGETHOST_TEST_ACTIONS": "refresh,toggle-light:b"])
             let rangersRecord = try rangers.map { try fixture.installEmojiRangers($0) }
-            // GTK and the driver find the accessibility bus through the session bus, as on a desktop.
-            // Its socket goes in the test's own runtime folder; GTK's settings schemas and icons
-            // come from the machine's data folder, after the test's desktop entries.
-            let runtime = fixture.root.appendingPathComponent("runtime")
-            try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: runtime.path)
-            let dataDirs = fixture.dataDir.path + ":/usr/share"
-            try fixture.bus.installService(
-                name: "org.a11y.Bus",
-                exec: "/usr/bin/env XDG_DATA_DIRS=\(dataDirs) XDG_RUNTIME_DIR=\(runtime.path) /usr/libexec/at-spi-bus-launcher")
+            let (runtime, dataDirs) = try fixture.installAccessibilityBus()
             try await fixture.startHost()
             let display = try VirtualDisplay(directory: fixture.root)
             let environment = [
@@ -431,72 +417,9 @@ final class BoardSession: @unchecked Sendable {
         throw PrivateBusError("widget-board showed no window on \(display.display):\n\(problems.joined(separator: "\n"))\nXvfb: \(display.log)")
     }
 
-    /// Places a Tap Me widget in `family` and gives it `content`; returns its path.
-    @discardableResult
-    func place(_ content: String, family: String = "systemSmall") async throws -> String {
-        let path = try await app.connection.addWidget("org.example.TapMe", "TapMeWidget", family)
-        try await app.setContent(path, content)
-        return path
-    }
-
-    /// The Tap Me example's five widgets.
-    func placeTapMe() async throws {
-        for colour in ["red", "green", "blue", "yellow"] {
-            try await place(try exampleFile("tap-me/\(colour).json"))
-        }
-        try await place(try exampleFile("tap-me/show-red-link.json"), family: "systemMedium")
-    }
-
-    /// Runs drive.py with `arguments`; fails the test with what it printed when it fails.
-    @discardableResult
-    func drive(_ arguments: String...) async throws -> String {
-        let result = try await runCommand(
-            "/usr/bin/python3", [repositoryRoot.appendingPathComponent("Tests/Fixtures/board/drive.py").path] + arguments,
-            environment: fixture.environment.merging(environment) { _, new in new }, timeout: 60)
-        if !result.succeeded {
-            Issue.record("drive.py \(arguments.joined(separator: " ")) failed: \(result)\nboard: \(board.printed())")
-            throw PrivateBusError("drive.py failed")
-        }
-        return result.stdout
-    }
-
-    struct Element: Decodable, CustomStringConvertible {
-        let name: String, role: String, x: Int, y: Int, width: Int, height: Int
-        /// When drive.py first saw it showing (Unix seconds).
-        let seen: Double
-        var description: String { "\(role) '\(name)' at \(x),\(y) size \(width)×\(height)" }
-    }
-
-    func element(_ name: String, role: String, timeout: Double = 10) async throws -> Element {
-        let printed = try await drive("find", name, "--role", role, "--timeout", "\(timeout)")
-        return try JSONDecoder().decode(Element.self, from: Data(printed.utf8))
-    }
-
-    func records() -> [[String: Any]] { fixture.records(record) }
-
     /// The board's window on the screen.
-    func window() async throws -> Element {
-        try JSONDecoder().decode(Element.self, from: Data(try await drive("window").utf8))
-    }
-
-    /// Saves the part of the screen `element` covers as `name` under the
-    /// screenshots folder: $WIDGETHOST_SCREENSHOTS (relative to the repository,
-    /// `docs/images` to renew the docs' pictures), else .build/screenshots.
-    /// Returns how many distinct colours a sample of its pixels has.
-    func screenshot(_ name: String, of element: Element) async throws -> Int {
-        let folder = ProcessInfo.processInfo.environment["WIDGETHOST_SCREENSHOTS"].map { repositoryRoot.appendingPathComponent($0) }
-            ?? repositoryRoot.appendingPathComponent(".build/screenshots")
-        let file = folder.appendingPathComponent(name)
-        try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
-        let saved = try await runCommand(
-            "/usr/bin/python3",
-            ["-m", "widgetboard.screenshot", display.framebuffer, file.path] + [element.x, element.y, element.width, element.height].map(String.init),
-            adding: ["PYTHONPATH": repositoryRoot.appendingPathComponent("renderers/gtk").path])
-        guard saved.succeeded else {
-            Issue.record("the screenshot failed: \(saved)")
-            throw PrivateBusError("no screenshot")
-        }
-        return Int(saved.stdout.split(separator: " ").dropLast(2).last ?? "") ?? 0
+    func window() async throws -> ScreenElement {
+        try JSONDecoder().decode(ScreenElement.self, from: Data(try await drive("window").utf8))
     }
 
     /// The widget ids in the order the board keeps in $XDG_CONFIG_HOME/widget-board/board.json.
@@ -524,20 +447,6 @@ final class BoardSession: @unchecked Sendable {
         guard let found else {
             Issue.record("Emoji Rangers has no such widget; the board printed: \(board.printed())")
             throw PrivateBusError("no such widget")
-        }
-        return found
-    }
-
-    /// The first call the app recorded that `matching` accepts, waiting up to 10 s.
-    func waitForRecord(_ matching: @escaping ([String: Any]) -> Bool) async throws -> [String: Any] {
-        var found: [String: Any]?
-        _ = await eventually(timeout: 10) {
-            found = records().first(where: matching)
-            return found != nil
-        }
-        guard let found else {
-            Issue.record("the app received nothing matching; it recorded \(records()); the board printed: \(board.printed())")
-            throw PrivateBusError("no such call")
         }
         return found
     }

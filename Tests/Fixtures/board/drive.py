@@ -3,7 +3,8 @@
 
 It finds what is on screen through the AT-SPI accessibility tree
 (python3-pyatspi) and clicks it with real pointer events (xdotool), on the
-X display in $DISPLAY:
+X display in $DISPLAY. With --app NAME it looks only inside the application
+of that name (gnome-shell, whose actors are placed on the screen itself):
 
     drive.py find NAME [--role ROLE] [--timeout S]   wait for an element; print it as JSON
     drive.py click NAME [--role ROLE] [--timeout S]  find it, then click its centre
@@ -29,13 +30,14 @@ import time
 import pyatspi
 
 WINDOW_TITLE = "Widget Board"
+APP = None  # --app: the only application looked in, whose extents are the screen's
 
 
 def board_apps():
     desktop = pyatspi.Registry.getDesktop(0)
     for i in range(desktop.childCount):
         app = desktop.getChildAtIndex(i)
-        if app is not None:
+        if app is not None and (APP is None or app.name == APP):
             yield app
 
 
@@ -96,6 +98,10 @@ def window_origin(title):
 
 
 def describe(accessible):
+    if APP is not None:
+        extents = accessible.queryComponent().getExtents(pyatspi.DESKTOP_COORDS)
+        return {"name": accessible.name, "role": accessible.getRoleName(), "x": extents.x, "y": extents.y,
+                "width": extents.width, "height": extents.height, "seen": time.time()}
     extents = accessible.queryComponent().getExtents(pyatspi.WINDOW_COORDS)
     ox, oy = window_origin(window_title(accessible))
     return {"name": accessible.name, "role": accessible.getRoleName(), "x": ox + extents.x, "y": oy + extents.y,
@@ -156,7 +162,10 @@ def main():
     parser.add_argument("args", nargs="*")
     parser.add_argument("--role")
     parser.add_argument("--timeout", type=float, default=10)
+    parser.add_argument("--app")
     options = parser.parse_args()
+    global APP
+    APP = options.app
     if options.command == "focus":
         # As a person does: with the pointer over the window, Tab until it has the focus.
         found = find(options.args[0], options.role, options.timeout)

@@ -1,0 +1,86 @@
+// modules.js: checks the GNOME Shell extension's modules outside the shell,
+// for GnomeShellTests: run with `gjs -m modules.js SOURCE WORKDIR`, SOURCE
+// being renderers/gnome-shell, WORKDIR an empty folder.
+//
+// It loads the entry point for GNOME Shell 45 and later as that shell would,
+// with the shell's own modules (resource:///org/gnome/shell/…) stood in for
+// by stubs in WORKDIR, and checks that it exports an Extension; then it checks
+// the functions of lib/ that draw nothing. Prints one line per check, "ok …"
+// or "FAIL …", and exits 1 when one failed.
+import Gio from 'gi://Gio';
+import GLib from 'gi://GLib';
+import System from 'system';
+
+const [source, work] = ARGV;
+let failed = 0;
+
+function check(what, ok, detail = '') {
+    print(`${ok ? 'ok' : 'FAIL'} ${what}${ok ? '' : `: ${detail}`}`);
+    if (!ok)
+        failed++;
+}
+
+function write(path, text) {
+    GLib.mkdir_with_parents(GLib.path_get_dirname(path), 0o755);
+    GLib.file_set_contents(path, text);
+}
+
+function read(path) {
+    return new TextDecoder().decode(GLib.file_get_contents(path)[1]);
+}
+
+// The 45+ extension as install lays it out, its shell imports pointed at stubs.
+const entry = read(`${source}/shell-45/extension.js`)
+    .replace("'resource:///org/gnome/shell/extensions/extension.js'", "'./stubs/extension.js'")
+    .replace("'resource:///org/gnome/shell/ui/main.js'", "'./stubs/main.js'");
+check('the 45+ entry imports only the shell modules stubbed here', !entry.includes('resource:///'));
+write(`${work}/extension.js`, entry);
+for (const info of Gio.File.new_for_path(`${source}/lib`).enumerate_children('standard::name', 0, null)) {
+    const name = info.get_name();
+    if (name.endsWith('.js'))
+        write(`${work}/lib/${name}`, read(`${source}/lib/${name}`));
+}
+write(`${work}/stubs/extension.js`,
+    'export class Extension { constructor(metadata) { this.metadata = metadata; this.uuid = metadata.uuid; } }\n');
+write(`${work}/stubs/main.js`, 'export const layoutManager = null;\n');
+
+const metadata = JSON.parse(read(`${source}/shell-45/metadata.json`));
+check('the 45+ metadata names the uuid', metadata.uuid === 'widgethost@widgethost.org', metadata.uuid);
+check('the 45+ metadata is for GNOME Shell 45 and later',
+    metadata['shell-version'].length > 0 && metadata['shell-version'].every(v => parseInt(v) >= 45), metadata['shell-version']);
+const legacy = JSON.parse(read(`${source}/shell-43/metadata.json`));
+check('the 43 metadata is for GNOME Shell 43 and 44', JSON.stringify(legacy['shell-version']) === '["43","44"]',
+    legacy['shell-version']);
+
+const loop = new GLib.MainLoop(null, false);
+(async () => {
+    const {default: WidgetHostExtension} = await import(`file://${work}/extension.js`);
+    const {Extension} = await import(`file://${work}/stubs/extension.js`);
+    const extension = new WidgetHostExtension(metadata);
+    check('the 45+ entry exports an Extension with enable and disable',
+        extension instanceof Extension && typeof extension.enable === 'function' && typeof extension.disable === 'function');
+
+    const {colour, accessibleName, fraction, boundText} = await import(`file://${work}/lib/vocabulary.js`);
+    const {flow} = await import(`file://${work}/lib/desktop.js`);
+    const {byPlacement} = await import(`file://${work}/lib/mirror.js`);
+    const same = (what, got, want) => check(what, JSON.stringify(got) === JSON.stringify(want), `${JSON.stringify(got)}, not ${JSON.stringify(want)}`);
+    same('colours', [colour('#f80'), colour('#ff880080'), colour('red'), colour({light: '#000', dark: 'white'}, true),
+        colour('rgb(1, 2, 3)'), colour('not a colour!'), colour(7)],
+    ['rgba(255,136,0,1)', 'rgba(255,136,0,0.502)', '#ff0000', '#ffffff', 'rgb(1, 2, 3)', null, null]);
+    same('accessible names: label, else text, else id', [
+        accessibleName({type: 'link', label: 'Open', id: 'o', children: [{type: 'text', text: 'Go'}]}),
+        accessibleName({type: 'link', id: 'o', children: [{type: 'text', text: 'Go'}, {type: 'text', text: 'on'}]}),
+        accessibleName({type: 'button', id: 'refresh'}),
+    ], ['Open', 'Go on', 'refresh']);
+    same('fractions', [fraction({value: 35, min: 0, max: 100}), fraction({value: 2}), fraction({value: 1, min: 1, max: 1})], [0.35, 1, 0]);
+    same('bound text', [boundText({text: 'x', bind: 'state.eta', format: '{} min'}, {state: {eta: 7}}), boundText({text: 'x', bind: 'state.eta'}, {state: {}})],
+        ['7 min', 'x']);
+    same('widgets flow left to right, then row after row',
+        flow([[170, 170], [364, 170], [170, 170], [76, 76]], {x: 0, y: 32, width: 800, height: 600}),
+        [[24, 56], [212, 56], [594, 56], [24, 244]]);
+    same('widgets in the order they were placed', ['w10', 'w2', 'w1'].sort(byPlacement), ['w1', 'w2', 'w10']);
+})().catch(error => {
+    check('the modules load', false, `${error}\n${error.stack}`);
+}).finally(() => loop.quit());
+loop.run();
+System.exit(failed ? 1 : 0);

@@ -1,0 +1,264 @@
+// Placed widgets on the desktop: one actor per widget the host serves, at its
+// family's size, drawn from its Content, in the layer of the wallpaper (below
+// every window); a click reports a tap to the host with a token the shell
+// mints for the widget's app.
+//
+// This module imports nothing from GNOME Shell: the entry point hands it what
+// it needs of the shell (see `Desktop`'s constructor).
+import Atk from 'gi://Atk';
+import Clutter from 'gi://Clutter';
+import Gio from 'gi://Gio';
+import GLib from 'gi://GLib';
+import St from 'gi://St';
+
+import {Mirror, byPlacement, call, errorText, property} from './mirror.js';
+import {FAMILY_SIZES, MONOCHROME, Renderer, accessibleName, elementIdAt} from './vocabulary.js';
+
+export const MARGIN = 24;
+export const SPACING = 18;
+const FEEDBACK_SECONDS = 3;
+const INTERFACE_SCHEMA = 'org.gnome.desktop.interface';
+
+/**
+ * Where widgets of the given sizes go, flowing as text does from the top left
+ * of `area` ({x, y, width, height}): left to right, a new row when one is full,
+ * each row as tall as its tallest widget. Returns one [x, y] per size.
+ */
+export function flow(sizes, area, margin = MARGIN, spacing = SPACING) {
+    const places = [];
+    let x = margin, y = margin, rowHeight = 0;
+    for (const [width, height] of sizes) {
+        if (x > margin && x + width > area.width - margin) {
+            x = margin;
+            y += rowHeight + spacing;
+            rowHeight = 0;
+        }
+        places.push([area.x + x, area.y + y]);
+        x += width + spacing;
+        rowHeight = Math.max(rowHeight, height);
+    }
+    return places;
+}
+
+/** One placed widget: a focusable, accessible button of its family's size holding its drawn tree. */
+class DesktopWidget {
+    constructor(desktop, path, proxy) {
+        this.desktop = desktop;
+        this.path = path;
+        this.proxy = proxy;
+        this.id = property(proxy, 'Id', path.slice(path.lastIndexOf('/') + 1));
+        this.appId = property(proxy, 'AppId', '');
+        this.kind = property(proxy, 'Kind', '');
+        this.family = property(proxy, 'Family', 'systemSmall');
+        this.size = FAMILY_SIZES[this.family] ?? FAMILY_SIZES.systemSmall;
+        this.press = null;
+        this.feedbackSource = 0;
+        this.frame = new St.Button({
+            style_class: 'widgethost-widget', reactive: true, can_focus: true, track_hover: true,
+            accessible_role: Atk.Role.PUSH_BUTTON, width: this.size[0], height: this.size[1],
+        });
+        if (MONOCHROME.has(this.family))
+            this.frame.add_style_class_name('widgethost-mono');
+        this.body = new St.Widget({layout_manager: new Clutter.BinLayout(), clip_to_allocation: true,
+            x_expand: true, y_expand: true});
+        this.frame.set_child(this.body);
+        // Where a press began: a tap reports the innermost element with an id under the pointer.
+        this.frame.connect('captured-event', (_actor, event) => {
+            if (event.type() === Clutter.EventType.BUTTON_PRESS && event.get_button() === 1) {
+                const source = eventActor(event, this.frame);
+                this.press = {source, id: elementIdAt(source, this.frame)};
+            }
+            return Clutter.EVENT_PROPAGATE;
+        });
+        this.frame.connect('clicked', () => this.activated('', this.frame));
+        this.frame.connect('destroy', () => {
+            if (this.feedbackSource)
+                GLib.source_remove(this.feedbackSource);
+            this.feedbackSource = 0;
+        });
+        this.refresh();
+    }
+
+    refresh() {
+        const text = property(this.proxy, 'Content', '');
+        let tree = null;
+        try {
+            tree = text ? JSON.parse(text) : null;
+        } catch (_error) {
+            tree = null;
+        }
+        const renderer = new Renderer({
+            family: this.family, dark: this.desktop.dark, cornerRadius: MONOCHROME.has(this.family) ? 14 : 22,
+            onActivate: (id, button) => this.activated(id, button),
+        });
+        this.body.destroy_all_children();
+        const root = renderer.render(tree);
+        root.x_expand = true;
+        root.y_expand = true;
+        this.body.add_child(root);
+        this.frame.accessible_name = accessibleName(tree) || this.kind || this.id;
+        if (this.desktop.dark)
+            this.frame.add_style_class_name('widgethost-dark');
+        else
+            this.frame.remove_style_class_name('widgethost-dark');
+    }
+
+    /**
+     * A link, button or toggle (or the widget itself) was clicked: by the
+     * pointer, the innermost element with an id where the press began; by the
+     * keyboard or an assistive technology, the element itself.
+     */
+    activated(ownId, button) {
+        const event = Clutter.get_current_event();
+        const type = event?.type();
+        const pointer = type === Clutter.EventType.BUTTON_RELEASE || type === Clutter.EventType.TOUCH_END;
+        const press = this.press;
+        this.press = null;
+        const time = event ? event.get_time() : Clutter.CURRENT_TIME;
+        if (pointer && press !== null && (press.source === button || button.contains(press.source)))
+            this.desktop.tap(this, press.id, time);
+        else
+            this.desktop.tap(this, ownId, time);
+    }
+
+    /** Shows `text` over the widget for a few seconds: an outcome of 'none' or an error is never dropped silently. */
+    feedback(text) {
+        const label = new St.Label({
+            text, style_class: 'widgethost-feedback',
+            x_align: Clutter.ActorAlign.CENTER, y_align: Clutter.ActorAlign.END,
+        });
+        label.clutter_text.line_wrap = true;
+        this.body.add_child(label);
+        if (this.feedbackSource)
+            GLib.source_remove(this.feedbackSource);
+        this.feedbackSource = GLib.timeout_add_seconds(GLib.PRIORITY_DEFAULT, FEEDBACK_SECONDS, () => {
+            this.feedbackSource = 0;
+            label.destroy();
+            return GLib.SOURCE_REMOVE;
+        });
+    }
+
+    destroy() {
+        this.frame.destroy();
+    }
+}
+
+/** The actor an event happened on (its source until Clutter 13, the stage's event actor later). */
+function eventActor(event, actor) {
+    if (event.get_source)
+        return event.get_source();
+    const stage = actor.get_stage();
+    if (stage?.get_event_actor)
+        return stage.get_event_actor(event);
+    const [x, y] = event.get_coords();
+    return stage?.get_actor_at_pos(Clutter.PickMode.REACTIVE, x, y) ?? null;
+}
+
+/**
+ * The desktop: `shell` is what the entry point gives of GNOME Shell:
+ *   layer            a Clutter.Actor below every window (the wallpaper's layer)
+ *   workArea()       the primary monitor's work area {x, y, width, height}
+ *   onLayoutChanged(callback) → a function that stops calling it: monitors or work areas changed
+ *   launchToken(appId, time) → {token, withdraw()}: an activation token the shell mints for
+ *                    the app ('' when none), and what ends the startup the shell then
+ *                    waits for when the app is not to show a window
+ *   log(message)
+ * `bus` is a Gio.DBusConnection, or null for the session bus.
+ */
+export class Desktop {
+    constructor(shell, {bus = null} = {}) {
+        this.shell = shell;
+        this.widgets = new Map();
+        this.container = new St.Widget({name: 'widgethost-desktop', x_expand: true, y_expand: true});
+        shell.layer.add_child(this.container);
+        this.stopLayout = shell.onLayoutChanged(() => this.layout());
+        this.settings = null;
+        this.dark = false;
+        const schema = Gio.SettingsSchemaSource.get_default()?.lookup(INTERFACE_SCHEMA, true);
+        if (schema?.has_key('color-scheme')) {
+            this.settings = new Gio.Settings({schema_id: INTERFACE_SCHEMA});
+            this.dark = this.settings.get_string('color-scheme') === 'prefer-dark';
+            this.settingsSignal = this.settings.connect('changed::color-scheme', () => {
+                this.dark = this.settings.get_string('color-scheme') === 'prefer-dark';
+                this.widgets.forEach(w => w.refresh());
+            });
+        }
+        this.mirror = new Mirror({
+            bus,
+            added: (kind, path, proxy) => kind === 'widget' && this.add(path, proxy),
+            changed: (kind, path, _proxy, names) => {
+                if (kind === 'widget' && this.widgets.has(path) && (names.has('Content') || names.has('Configuration')))
+                    this.widgets.get(path).refresh();
+            },
+            removed: (kind, path) => kind === 'widget' && this.remove(path),
+            log: message => shell.log(message),
+        });
+    }
+
+    add(path, proxy) {
+        const widget = new DesktopWidget(this, path, proxy);
+        this.widgets.set(path, widget);
+        this.container.add_child(widget.frame);
+        this.layout();
+    }
+
+    remove(path) {
+        const widget = this.widgets.get(path);
+        if (widget === undefined)
+            return;
+        this.widgets.delete(path);
+        widget.destroy();
+        this.layout();
+    }
+
+    /** The widgets in the order the host placed them. */
+    ordered() {
+        return [...this.widgets.values()].sort((a, b) => byPlacement(a.id, b.id));
+    }
+
+    layout() {
+        const area = this.shell.workArea();
+        if (!area)
+            return;
+        const widgets = this.ordered();
+        const places = flow(widgets.map(w => w.size), area);
+        widgets.forEach((w, i) => w.frame.set_position(...places[i]));
+    }
+
+    /** Reports a tap on `widget`'s element `elementId` with a token minted for its app at `time`. */
+    tap(widget, elementId, time) {
+        let token = '', withdraw = () => {};
+        try {
+            ({token, withdraw} = this.shell.launchToken(widget.appId, time));
+        } catch (error) {
+            this.shell.log(`no activation token for ${widget.appId}: ${error.message}`);
+        }
+        const options = {surface: new GLib.Variant('s', 'desktop')};
+        if (token)
+            options.activation_token = new GLib.Variant('s', token);
+        call(widget.proxy, 'Tap', new GLib.Variant('(sa{sv})', [elementId, options]), (reply, error) => {
+            if (error !== null) {
+                withdraw();
+                if (this.widgets.get(widget.path) === widget)
+                    widget.feedback(errorText(error));
+                return;
+            }
+            const [outcome, details] = reply;
+            // An action is performed without raising the app, and 'none' does nothing.
+            if (outcome === 'perform-action' || outcome === 'none')
+                withdraw();
+            if (outcome === 'none' && this.widgets.get(widget.path) === widget)
+                widget.feedback(`Not available here (${details.reason ?? 'none'})`);
+        });
+    }
+
+    destroy() {
+        this.mirror.destroy();
+        this.stopLayout();
+        if (this.settings !== null)
+            this.settings.disconnect(this.settingsSignal);
+        this.widgets.forEach(w => w.destroy());
+        this.widgets.clear();
+        this.container.destroy();
+    }
+}

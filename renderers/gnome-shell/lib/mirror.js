@@ -1,0 +1,155 @@
+// A live mirror of what WidgetHost serves: its placed widgets.
+//
+// GLib's GDBusObjectManagerClient reads GetManagedObjects of
+// org.widgethost.Host1 at /org/widgethost/Host1 and follows InterfacesAdded,
+// InterfacesRemoved and PropertiesChanged; it also watches the name's owner,
+// so when the host stops every object goes away and when it comes back they
+// are read again. Every call is asynchronous and nothing is polled: a host
+// that is absent, restarting or slow costs the shell nothing.
+//
+// This module imports nothing from GNOME Shell.
+import Gio from 'gi://Gio';
+import GLib from 'gi://GLib';
+
+export const HOST = 'org.widgethost.Host1';
+export const ROOT = '/org/widgethost/Host1';
+export const WIDGET = 'org.widgethost.Host1.Widget';
+export const ACTIVITY = 'org.widgethost.Host1.LiveActivity';
+
+/** The value of a cached property of `proxy`, unpacked, or `fallback`. */
+export function property(proxy, name, fallback = null) {
+    const value = proxy.get_cached_property(name);
+    return value === null ? fallback : value.recursiveUnpack();
+}
+
+/** Widget ids grow in length, then in text: w9 comes before w10. */
+export function byPlacement(a, b) {
+    return a.length - b.length || (a < b ? -1 : a > b ? 1 : 0);
+}
+
+export class Mirror {
+    /**
+     * Calls `added(kind, path, proxy)`, `changed(kind, path, proxy, names)`,
+     * `removed(kind, path)` as the host's objects come, change and go (kind is
+     * 'widget' or 'activity'), and `host(owner)` when the host's name gets or
+     * loses an owner (owner is null while it has none). `bus` is a
+     * Gio.DBusConnection, or null for the session bus.
+     */
+    constructor({bus = null, added, changed, removed, host = () => {}, log = () => {}}) {
+        this._callbacks = {added, changed, removed, host};
+        this._log = log;
+        this._cancellable = new Gio.Cancellable();
+        this._known = new Map();
+        this._signals = [];
+        this.manager = null;
+        this.bus = null;
+        if (bus)
+            this._connect(bus);
+        else
+            Gio.bus_get(Gio.BusType.SESSION, this._cancellable, (_source, result) => {
+                try {
+                    this._connect(Gio.bus_get_finish(result));
+                } catch (error) {
+                    if (!error.matches?.(Gio.IOErrorEnum, Gio.IOErrorEnum.CANCELLED))
+                        this._log(`no session bus: ${error.message}`);
+                }
+            });
+    }
+
+    _connect(bus) {
+        this.bus = bus;
+        Gio.DBusObjectManagerClient.new(bus, Gio.DBusObjectManagerClientFlags.DO_NOT_AUTO_START, HOST, ROOT,
+            null, this._cancellable, (_source, result) => {
+                try {
+                    this._ready(Gio.DBusObjectManagerClient.new_finish(result));
+                } catch (error) {
+                    if (!error.matches?.(Gio.IOErrorEnum, Gio.IOErrorEnum.CANCELLED))
+                        this._log(`cannot follow ${HOST}: ${error.message}`);
+                }
+            });
+    }
+
+    _ready(manager) {
+        if (this._cancellable.is_cancelled())
+            return;
+        this.manager = manager;
+        const on = (signal, handler) => this._signals.push(manager.connect(signal, handler));
+        on('interface-added', (_m, _object, proxy) => this._add(proxy));
+        on('interface-removed', (_m, _object, proxy) => this._remove(proxy));
+        on('object-added', (_m, object) => object.get_interfaces().forEach(p => this._add(p)));
+        on('object-removed', (_m, object) => object.get_interfaces().forEach(p => this._remove(p)));
+        on('interface-proxy-properties-changed', (_m, _object, proxy, changed, invalidated) => {
+            const kind = Mirror.kind(proxy);
+            if (kind === null)
+                return;
+            const names = new Set([...Object.keys(changed.deepUnpack()), ...invalidated]);
+            this._callbacks.changed(kind, proxy.get_object_path(), proxy, names);
+        });
+        on('notify::name-owner', () => this._callbacks.host(manager.get_name_owner()));
+        this._callbacks.host(manager.get_name_owner());
+        const objects = manager.get_objects()
+            .sort((a, b) => byPlacement(a.get_object_path(), b.get_object_path()));
+        for (const object of objects)
+            object.get_interfaces().forEach(p => this._add(p));
+    }
+
+    static kind(proxy) {
+        const name = proxy.get_interface_name();
+        return name === WIDGET ? 'widget' : name === ACTIVITY ? 'activity' : null;
+    }
+
+    _add(proxy) {
+        const kind = Mirror.kind(proxy);
+        const key = `${kind} ${proxy.get_object_path()}`;
+        if (kind === null || this._known.has(key))
+            return;
+        this._known.set(key, proxy);
+        this._callbacks.added(kind, proxy.get_object_path(), proxy);
+    }
+
+    _remove(proxy) {
+        const kind = Mirror.kind(proxy);
+        const key = `${kind} ${proxy.get_object_path()}`;
+        if (kind === null || !this._known.delete(key))
+            return;
+        this._callbacks.removed(kind, proxy.get_object_path());
+    }
+
+    /** Whether the host's name has an owner now. */
+    get hostRunning() {
+        return this.manager !== null && this.manager.get_name_owner() !== null;
+    }
+
+    destroy() {
+        this._cancellable.cancel();
+        if (this.manager !== null)
+            this._signals.forEach(id => this.manager.disconnect(id));
+        this._signals = [];
+        this._known.clear();
+        this.manager = null;
+    }
+}
+
+/**
+ * Calls `method` of `proxy` with `args` (a GLib.Variant tuple) asynchronously;
+ * `done(result, error)` gets the unpacked reply or the error.
+ */
+export function call(proxy, method, args, done, timeout = 30000) {
+    proxy.call(method, args, Gio.DBusCallFlags.NO_AUTO_START, timeout, null, (source, result) => {
+        let reply = null;
+        try {
+            reply = source.call_finish(result).recursiveUnpack();
+        } catch (error) {
+            done(null, error);
+            return;
+        }
+        done(reply, null);
+    });
+}
+
+/** A D-Bus error's text without GDBus's remote-error prefix. */
+export function errorText(error) {
+    if (error instanceof GLib.Error)
+        Gio.DBusError.strip_remote_error(error);
+    return error.message ?? String(error);
+}

@@ -1,0 +1,37 @@
+/* exported init */
+// The entry point for GNOME Shell 43 and 44, whose extensions are scripts of
+// the legacy `imports` system. It loads the extension's ES modules (lib/,
+// shared with the entry point for GNOME Shell 45 and later) with import().
+const ExtensionUtils = imports.misc.extensionUtils;
+const Main = imports.ui.main;
+
+const Me = ExtensionUtils.getCurrentExtension();
+
+class Extension {
+    constructor() {
+        this._desktop = null;
+        this._generation = 0;
+    }
+
+    enable() {
+        const generation = ++this._generation;
+        const lib = Me.dir.get_child('lib');
+        Promise.all(['shell.js', 'desktop.js'].map(name => import(lib.get_child(name).get_uri())))
+            .then(([shell, desktop]) => {
+                if (generation === this._generation)
+                    this._desktop = new desktop.Desktop(shell.facade(Main, global, Me.metadata.uuid));
+            })
+            .catch(error => Main.extensionManager.logExtensionError(Me.metadata.uuid, error));
+    }
+
+    disable() {
+        this._generation++;
+        if (this._desktop !== null)
+            this._desktop.destroy();
+        this._desktop = null;
+    }
+}
+
+function init() {
+    return new Extension();
+}
