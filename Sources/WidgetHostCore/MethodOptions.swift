@@ -83,15 +83,29 @@ public struct MethodOptions: Sendable {
         try read(key) { if case .dict(let d) = $0 { d } else { nil } }
     }
 
-    /// Unix seconds, as `x` (or any signed integer) or `t`.
+    /// The most Unix seconds a date may be from 1970, either way (about 31
+    /// million years). A date further away is none an app means, and its
+    /// seconds, or the milliseconds the host keeps it in, could pass what an
+    /// `Int64` holds, where converting them from a `Date` traps.
+    static let maxUnixSeconds: Int64 = 1_000_000_000_000_000
+
+    /// Unix seconds, as `x` (or any signed integer) or `t`, at most
+    /// ``maxUnixSeconds`` from 1970.
     public func date(_ key: String) throws(HostError) -> Date? {
-        try read(key) {
-            switch $0 {
-            case .int(let i): Date(timeIntervalSince1970: TimeInterval(i))
-            case .uint(let u): Date(timeIntervalSince1970: TimeInterval(u))
-            default: nil
-            }
+        guard
+            let seconds = try read(key, {
+                switch $0 {
+                case .int(let i): i
+                case .uint(let u): Int64(clamping: u)
+                default: nil
+                }
+            })
+        else { return nil }
+        guard (-Self.maxUnixSeconds...Self.maxUnixSeconds).contains(seconds) else {
+            throw .invalidArgument(
+                "option '\(key)' is more than \(Self.maxUnixSeconds) seconds from 1970, which is no date; give Unix seconds such as 1700000000")
         }
+        return Date(timeIntervalSince1970: TimeInterval(seconds))
     }
 
     /// A finite number, as `d` or any integer.

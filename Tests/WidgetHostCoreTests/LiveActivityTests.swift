@@ -291,6 +291,33 @@ struct ActivityStartTests {
         #expect(store.activity(a.id)?.relevance == 3)
     }
 
+    // Found by fuzzing (scripts/fuzz, fuzz-dbus): a StartActivity with
+    // stale_date Int64.max crashed the host, which turned the date back into
+    // whole seconds (a Double past Int64.max) for the activity's properties.
+    @Test("Dates more than maxUnixSeconds from 1970 are InvalidArgument, never converted")
+    func farDates() throws {
+        let now = Date(timeIntervalSince1970: 1_700_000_000)
+        let limit = MethodOptions.maxUnixSeconds
+        for far in [OptionValue.int(.max), .int(.min), .uint(.max), .int(limit + 1), .int(-limit - 1), .uint(UInt64(limit) + 1)] {
+            var store = LiveActivityStore()
+            expectHostError(.invalidArgument, mentioning: ["option 'stale_date' is more than \(limit) seconds from 1970"]) {
+                try store.start(appID: app, attributesType: "T", contentJSON: activityJSON(), options: ["stale_date": far], now: now)
+            }
+            let a = try store.start(appID: app, attributesType: "T", contentJSON: activityJSON(), options: [:], now: now)
+            expectHostError(.invalidArgument, mentioning: ["option 'stale_date' is more than"]) {
+                try store.update(id: a.id, contentJSON: "", options: ["stale_date": far], now: now)
+            }
+            expectHostError(.invalidArgument, mentioning: ["option 'dismissal_date' is more than"]) {
+                try store.end(id: a.id, options: ["dismissal": .string("default"), "dismissal_date": far], now: now)
+            }
+        }
+        for near in [limit, -limit] {
+            var store = LiveActivityStore()
+            let a = try store.start(appID: app, attributesType: "T", contentJSON: activityJSON(), options: ["stale_date": .int(near)], now: now)
+            #expect(a.staleDate == Date(timeIntervalSince1970: TimeInterval(near)))
+        }
+    }
+
     @Test(
         "Attributes types must be sensible names",
         arguments: [
