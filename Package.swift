@@ -161,3 +161,32 @@ let package = Package(
         ),
     ]
 )
+
+// Coverage-guided fuzz targets (libFuzzer), one for each parser of outside
+// input, declared only when WIDGETHOST_FUZZ is set: the normal build never
+// sees them. scripts/fuzz builds them with `-sanitize=fuzzer` and runs them
+// (docs/daemon.md#fuzzing).
+if Context.environment["WIDGETHOST_FUZZ"] != nil {
+    let fuzzTargets: [(name: String, dependencies: [Target.Dependency])] = [
+        ("fuzz-viewtree", ["WidgetHostCore"]),
+        ("fuzz-bundle", ["WidgetHostCore"]),
+        ("fuzz-desktop-entry", ["WidgetHostCore"]),
+        ("fuzz-mimeapps", ["WidgetHostCore"]),
+        ("fuzz-flatpak-info", ["WidgetHostCore"]),
+        ("fuzz-cgroup", ["WidgetHostCore"]),
+        ("fuzz-snapshot", ["WidgetHostCore"]),
+        ("fuzz-journal", ["WidgetHostCore"]),
+        ("fuzz-dbus", ["DBus", "WidgetHostCore", "WidgetHostWire", "WidgetHostService"]),
+    ]
+    package.targets += [
+        .systemLibrary(name: "CLibFuzzer", path: "Fuzz/CLibFuzzer"),
+        .target(name: "FuzzSupport", dependencies: ["CLibFuzzer", "WidgetHostCore"], path: "Fuzz/FuzzSupport", swiftSettings: strict),
+    ]
+    for target in fuzzTargets {
+        package.targets.append(
+            .executableTarget(
+                name: target.name, dependencies: ["FuzzSupport"] + target.dependencies, path: "Fuzz/\(target.name)",
+                swiftSettings: strict))
+        package.products.append(.executable(name: target.name, targets: [target.name]))
+    }
+}

@@ -37,6 +37,31 @@ public final class Message: @unchecked Sendable {
         dbus_message_unref(raw)
     }
 
+    /// The message `bytes` hold in the wire format: one whole message, as
+    /// ``marshalled`` gives it, validated by libdbus as it validates what a
+    /// connection reads. Throws when the bytes are anything else.
+    package convenience init(demarshalling bytes: [UInt8]) throws {
+        let raw = try bytes.withUnsafeBufferPointer { buffer in
+            try buffer.withMemoryRebound(to: CChar.self) { chars in
+                // The fixed header says how long the message is: exactly the bytes given.
+                guard chars.count >= 16, chars.count <= MessageLimits.maxMessageBytes,
+                    dbus_message_demarshal_bytes_needed(chars.baseAddress, Int32(chars.count)) == Int32(chars.count)
+                else { throw DBusError.invalidArgs("these \(chars.count) bytes are not one whole D-Bus message") }
+                return try withCError { dbus_message_demarshal(chars.baseAddress, Int32(chars.count), $0) }
+            }
+        }
+        self.init(owning: raw)
+    }
+
+    /// The whole message in the wire format, as libdbus marshals it (a copy).
+    package var marshalled: [UInt8] {
+        var data: UnsafeMutablePointer<CChar>?
+        var length: Int32 = 0
+        guard dbus_message_marshal(raw, &data, &length) != 0, let data else { return [] }
+        defer { dbus_free(data) }
+        return Array(UnsafeRawBufferPointer(start: data, count: Int(length)))
+    }
+
     // MARK: Making messages
 
     /// A method call. Throws when a name or path is malformed.
@@ -157,14 +182,11 @@ public final class Message: @unchecked Sendable {
     /// The body's length on the wire, as libdbus marshals it (copies the whole
     /// message: for tests and diagnostics).
     var bodyLength: Int {
-        var data: UnsafeMutablePointer<CChar>?
-        var length: Int32 = 0
-        guard dbus_message_marshal(raw, &data, &length) != 0, let data else { return -1 }
-        defer { dbus_free(data) }
+        let data = marshalled
+        guard data.count >= 8 else { return -1 }
         // The header's fixed part: endianness, type, flags, version, then the body length.
-        var value: UInt32 = 0
-        withUnsafeMutableBytes(of: &value) { $0.copyMemory(from: UnsafeRawBufferPointer(start: data + 4, count: 4)) }
-        return Int(data[0] == CChar(UInt8(ascii: "l")) ? UInt32(littleEndian: value) : UInt32(bigEndian: value))
+        let value = data[4..<8].reversed().reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+        return Int(data[0] == UInt8(ascii: "l") ? value : value.byteSwapped)
     }
 
     /// Whether the message carries unix file descriptors (`h` values). They

@@ -291,6 +291,34 @@ struct ActivityStartTests {
         #expect(store.activity(a.id)?.relevance == 3)
     }
 
+    // Found by fuzzing (scripts/fuzz, fuzz-dbus): a StartActivity with
+    // stale_date Int64.max crashed the host, which turned the date back into
+    // whole seconds (a Double past Int64.max) for the activity's properties.
+    @Test("Dates outside MethodOptions.dates are InvalidArgument, never converted")
+    func farDates() throws {
+        let now = Date(timeIntervalSince1970: 1_700_000_000)
+        let range = MethodOptions.dates
+        let far: [OptionValue] = [.int(.max), .int(.min), .uint(.max), .int(range.upperBound + 1), .int(range.lowerBound - 1), .uint(UInt64(range.upperBound) + 1)]
+        for value in far {
+            var store = LiveActivityStore()
+            expectHostError(.invalidArgument, mentioning: ["option 'stale_date' is", "not a date the host can keep"]) {
+                try store.start(appID: app, attributesType: "T", contentJSON: activityJSON(), options: ["stale_date": value], now: now)
+            }
+            let a = try store.start(appID: app, attributesType: "T", contentJSON: activityJSON(), options: [:], now: now)
+            expectHostError(.invalidArgument, mentioning: ["option 'stale_date' is"]) {
+                try store.update(id: a.id, contentJSON: "", options: ["stale_date": value], now: now)
+            }
+            expectHostError(.invalidArgument, mentioning: ["option 'dismissal_date' is"]) {
+                try store.end(id: a.id, options: ["dismissal": .string("default"), "dismissal_date": value], now: now)
+            }
+        }
+        for near in [range.upperBound, range.lowerBound] {
+            var store = LiveActivityStore()
+            let a = try store.start(appID: app, attributesType: "T", contentJSON: activityJSON(), options: ["stale_date": .int(near)], now: now)
+            #expect(a.staleDate == Date(timeIntervalSince1970: TimeInterval(near)))
+        }
+    }
+
     @Test(
         "Attributes types must be sensible names",
         arguments: [

@@ -118,7 +118,7 @@ struct LiveActivityTests {
         #expect(someTypes.calls.count == 1)
     }
 
-    @Test("Bad input changes nothing: InconsistentLinks, oversize payloads, missing presentations, other connections, unknown objects")
+    @Test("Bad input changes nothing: InconsistentLinks, oversize payloads, far dates, missing presentations, other connections, unknown objects")
     func refusals() async throws {
         let fixture = try await HostFixture.make()
         defer { fixture.stop() }
@@ -145,6 +145,10 @@ struct LiveActivityTests {
             _ = try await other.call(
                 destination: "org.widgethost.Host1", path: "/org/widgethost/Host1", interface: "org.widgethost.Host1.LiveActivities",
                 member: "StartActivity", [.string("org.example.Delivery"), .string("T"), .string(try exampleFile("delivery/activity.json")), .vardict([:])])
+        }
+        // Found by fuzzing (fuzz-dbus): a stale_date this far from 1970 crashed the host.
+        await expectHostError("InvalidArgument", mentioning: "stale_date") {
+            _ = try await app.startActivity("T", try exampleFile("delivery/activity.json"), ["stale_date": .int64(.max)])
         }
         // Nothing above started anything.
         let order = try await other.call(
