@@ -13,11 +13,12 @@ import Clutter from 'gi://Clutter';
 import St from 'gi://St';
 
 import {byPlacement, property} from './mirror.js';
-import {Feedback, PressTracker, eventActor, reportTap} from './taps.js';
+import {Feedback, PressTracker, reportTap} from './taps.js';
 import {Renderer, accessibleName, elementIdAt} from './vocabulary.js';
 
 /** At most this many activities are in the bar at once. */
 export const SHOWN = 2;
+const DIMMED = 150;
 
 /**
  * Most relevant first, as the host's LiveActivities.Order lists them: by
@@ -53,6 +54,29 @@ export function pillName(activity, mode) {
     const names = (mode === 'minimal' ? ['minimal'] : ['compactLeading', 'compactTrailing'])
         .map(p => accessibleName(activity.content[p], activity.bindings)).filter(n => n);
     return names.join(' ') || activity.appId || activity.id;
+}
+
+/**
+ * Nothing in a pill takes the pointer but the pill itself: the pointer is on
+ * the pill, never on an actor that a redraw destroys under it.
+ */
+function unreactive(actor) {
+    actor.reactive = false;
+    actor.get_children().forEach(unreactive);
+}
+
+/** The innermost actor under `root` that holds the stage point x, y, or null. */
+export function actorAt(root, x, y) {
+    const [left, top] = root.get_transformed_position();
+    const [width, height] = root.get_transformed_size();
+    if (!root.visible || x < left || y < top || x >= left + width || y >= top + height)
+        return null;
+    for (const child of root.get_children().reverse()) {
+        const inner = actorAt(child, x, y);
+        if (inner !== null)
+            return inner;
+    }
+    return root;
 }
 
 /** One pill in the top bar and the popup menu with its expanded presentation. */
@@ -97,16 +121,13 @@ class Pill {
         this.sides = (mode === 'minimal' ? ['minimal'] : ['compactLeading', 'compactTrailing']).map(presentation => {
             const actor = renderer().render(activity.content[presentation] ?? null);
             actor.y_align = Clutter.ActorAlign.CENTER;
+            unreactive(actor);
             this.box.add_child(actor);
             return {presentation, actor};
         });
         this.button.accessible_name = pillName(activity, mode);
-        for (const state of ['stale', 'ended']) {
-            if (activity.state === state)
-                this.button.add_style_class_name(`widgethost-${state}`);
-            else
-                this.button.remove_style_class_name(`widgethost-${state}`);
-        }
+        // A stale or ended activity is drawn dimmed: its content is out of date, or final.
+        this.box.opacity = activity.state === 'stale' || activity.state === 'ended' ? DIMMED : 255;
 
         const tree = activity.content.expanded ?? null;
         const expanded = new Renderer({
@@ -125,7 +146,7 @@ class Pill {
         if (type === Clutter.EventType.BUTTON_PRESS || type === Clutter.EventType.TOUCH_BEGIN) {
             const button = type === Clutter.EventType.BUTTON_PRESS ? event.get_button() : 1;
             if (button === 1) {
-                this.press = eventActor(event, this.button);
+                this.press = {source: actorAt(this.box, ...event.get_coords())};
             } else if (button === 3) {
                 this.press = null;
                 this.button.menu.toggle();
@@ -133,10 +154,10 @@ class Pill {
             return Clutter.EVENT_STOP;
         }
         if (type === Clutter.EventType.BUTTON_RELEASE || type === Clutter.EventType.TOUCH_END) {
-            const source = this.press;
+            const press = this.press;
             this.press = null;
-            if (source !== null && (type === Clutter.EventType.TOUCH_END || event.get_button() === 1))
-                this.tapped(source, event.get_time());
+            if (press !== null && (type === Clutter.EventType.TOUCH_END || event.get_button() === 1))
+                this.tapped(press.source, event.get_time());
             return Clutter.EVENT_STOP;
         }
         return Clutter.EVENT_PROPAGATE;
@@ -156,7 +177,7 @@ class Pill {
         return Clutter.EVENT_PROPAGATE;
     }
 
-    /** The pill was clicked where `source` is (null: by the keyboard): a tap on the side there. */
+    /** The pill was clicked where `source` is (null: by the keyboard, or off its content): a tap on the side there. */
     tapped(source, time) {
         if (this.activity === null)
             return;
