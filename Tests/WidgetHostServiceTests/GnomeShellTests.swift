@@ -122,6 +122,9 @@ struct GnomeShellTests {
         #expect(open["uris"] as? [String] == ["delivery-tracker://order/1234"], "a compact presentation opens the activity's URL")
         let token = (open["platform_data"] as? [String: String])?["activation-token"] ?? ""
         #expect(token.hasPrefix("'gnome-shell/") && token.contains("_TIME"), "the token the shell minted: \(open)")
+        let source = (open["platform_data"] as? [String: String])?["org.widgethost.source"] ?? ""
+        #expect(source.contains("'activity_id': <'\(activity.split(separator: "/").last!)'>")
+            && (source.contains("<'compactLeading'>") || source.contains("<'compactTrailing'>")), "a tap on a compact side: \(source)")
 
         // An Update redraws the pill and renames it.
         try await shell.app.updateActivity(activity, state: ["eta_minutes": .int64(7)])
@@ -139,6 +142,7 @@ struct GnomeShellTests {
         let map = try await shell.waitForRecord { ($0["uris"] as? [String])?.first?.hasSuffix("/map") == true }
         #expect(map["uris"] as? [String] == ["delivery-tracker://order/1234/map"], "a link counts in the expanded presentation")
         #expect(((map["platform_data"] as? [String: String])?["activation-token"] ?? "").hasPrefix("'gnome-shell/"), "\(map)")
+        #expect(((map["platform_data"] as? [String: String])?["org.widgethost.source"] ?? "").contains("<'expanded'>"), "\(map)")
         try await shell.drive("gone", "Track on map", "--timeout", "3")
 
         // Two activities: each shows its minimal presentation, the more relevant one nearer the clock.
@@ -150,6 +154,9 @@ struct GnomeShellTests {
         let second = try await shell.element("Delivery", role: "push button")
         #expect(first.x < second.x && first.y < 8 && second.y < 8, "both in the top bar, the more relevant first: \(first), \(second)")
         try await shell.drive("gone", "Delivery 7 min", "--timeout", "2")
+        try await shell.drive("click", "5:00", "--role", "push button")
+        let minimal = try await shell.waitForRecord { ($0["uris"] as? [String]) == ["tap-me-widget://timer"] }
+        #expect(((minimal["platform_data"] as? [String: String])?["org.widgethost.source"] ?? "").contains("<'minimal'>"), "\(minimal)")
         try await shell.app.endActivity(timer, dismissal: "immediate")
         try await shell.drive("find", "Delivery 7 min", "--role", "push button", "--timeout", "3")
 
