@@ -150,9 +150,7 @@ struct BoardTests {
     func liveActivity() async throws {
         let board = try await BoardSession.start()
         defer { board.stop() }
-        let activity = try await board.app.startActivity(
-            "DeliveryAttributes", try exampleFile("delivery/activity.json"),
-            ["attributes": .vardict(["order": .string("1234")]), "state": .vardict(["eta_minutes": .int64(10)])])
+        let activity = try await board.startDelivery(eta: 10)
         // compactTrailing binds state.eta_minutes with the format "{} min".
         try await board.drive("click", "10 min", "--role", "label")
         let compact = try await board.waitForRecord { $0["call"] as? String == "open" }
@@ -230,9 +228,7 @@ struct BoardTests {
             ] {
                 _ = try await board.app.connection.addWidget("org.example.EmojiRangers", kind, family, configuration)
             }
-            _ = try await board.app.startActivity(
-                "DeliveryAttributes", try exampleFile("delivery/activity.json"),
-                ["attributes": .vardict(["order": .string("1234")]), "state": .vardict(["eta_minutes": .int64(10)]), "relevance": .double(5)])
+            try await board.startDelivery(eta: 10, options: ["relevance": .double(5)])
             for (name, role) in [("Tap for yellow", "label"), ("Spouty, 60% health", "push button"), ("Ranger Leaderboard", "push button"), ("10 min", "label")] {
                 try await board.drive("find", name, "--role", role)
             }

@@ -101,6 +101,91 @@ struct GnomeShellTests {
         try await shell.drive("find", "Staying", "--role", "push button", "--timeout", "5")
         try await shell.expectNoExtensionErrors()
     }
+
+    @Test("A Live Activity in the top bar: a pill right of the clock showing its compact presentations, a click opens the app at its URL with a token the shell minted, its expanded presentation in a popup whose link works; it follows Update, a second activity, a host restart, the extension's disabling and End")
+    func liveActivityPill() async throws {
+        let shell = try await ShellSession.start()
+        defer { shell.stop() }
+        let activity = try await shell.startDelivery(eta: 10)
+        // A push button named by what it shows: compactLeading's label, compactTrailing's bound text.
+        let pill = try await shell.element("Delivery 10 min", role: "push button")
+        #expect(pill.y < 8 && pill.height <= 40 && pill.x > 640, "in the top bar, right of the clock: \(pill)")
+        try await shell.drive("find", "10 min", "--role", "label")
+        try await shell.drive("park")
+        let bar = ScreenElement(name: "top bar", role: "panel", x: 0, y: 0, width: 1280, height: pill.y + pill.height + 2, seen: 0)
+        let colours = try await shell.screenshot("gnome-shell-top-bar.png", of: bar)
+        #expect(colours >= 4, "the top bar with the pill shows more than \(colours) colours")
+
+        // A click taps the compact presentation: the activity's URL, with the token the shell minted.
+        try await shell.drive("click", "Delivery 10 min", "--role", "push button")
+        let open = try await shell.waitForRecord { $0["call"] as? String == "open" }
+        #expect(open["uris"] as? [String] == ["delivery-tracker://order/1234"], "a compact presentation opens the activity's URL")
+        let token = (open["platform_data"] as? [String: String])?["activation-token"] ?? ""
+        #expect(token.hasPrefix("'gnome-shell/") && token.contains("_TIME"), "the token the shell minted: \(open)")
+        let source = (open["platform_data"] as? [String: String])?["org.widgethost.source"] ?? ""
+        #expect(source.contains("'activity_id': <'\(activity.split(separator: "/").last!)'>")
+            && (source.contains("<'compactLeading'>") || source.contains("<'compactTrailing'>")), "a tap on a compact side: \(source)")
+
+        // An Update redraws the pill and renames it.
+        try await shell.app.updateActivity(activity, state: ["eta_minutes": .int64(7)])
+        try await shell.drive("find", "Delivery 7 min", "--role", "push button", "--timeout", "2")
+        try await shell.drive("gone", "Delivery 10 min", "--timeout", "2")
+
+        // A secondary click opens the expanded presentation in a popup; its link opens the link's URL.
+        try await shell.drive("click", "Delivery 7 min", "--role", "push button", "--button", "3")
+        try await shell.drive("find", "Arriving in 7 min", "--role", "label", "--timeout", "3")
+        let courier = try await shell.element("Call courier", role: "link")
+        try await shell.drive("park")
+        let popup = ScreenElement(name: "popup", role: "menu", x: 0, y: 0, width: 1280, height: min(800, courier.y + courier.height + 40), seen: 0)
+        #expect(try await shell.screenshot("gnome-shell-live-activity.png", of: popup) >= 6, "the expanded presentation is drawn")
+        try await shell.drive("click", "Track on map", "--role", "link")
+        let map = try await shell.waitForRecord { ($0["uris"] as? [String])?.first?.hasSuffix("/map") == true }
+        #expect(map["uris"] as? [String] == ["delivery-tracker://order/1234/map"], "a link counts in the expanded presentation")
+        #expect(((map["platform_data"] as? [String: String])?["activation-token"] ?? "").hasPrefix("'gnome-shell/"), "\(map)")
+        #expect(((map["platform_data"] as? [String: String])?["org.widgethost.source"] ?? "").contains("<'expanded'>"), "\(map)")
+        try await shell.drive("gone", "Track on map", "--timeout", "3")
+
+        // Two activities: each shows its minimal presentation, the more relevant one nearer the clock.
+        let timer = try await shell.app.startActivity(
+            "TimerAttributes",
+            #"{"widgetURL":"tap-me-widget://timer","lockScreen":{"type":"text","text":"Timer"},"compactLeading":{"type":"text","text":"Timer"},"compactTrailing":{"type":"text","text":"5:00"},"minimal":{"type":"text","text":"5:00"},"expanded":{"type":"text","text":"Timer 5:00"}}"#,
+            ["relevance": .double(5)])
+        let first = try await shell.element("5:00", role: "push button", timeout: 3)
+        let second = try await shell.element("Delivery", role: "push button")
+        #expect(first.x < second.x && first.y < 8 && second.y < 8, "both in the top bar, the more relevant first: \(first), \(second)")
+        try await shell.drive("gone", "Delivery 7 min", "--timeout", "2")
+        try await shell.drive("click", "5:00", "--role", "push button")
+        let minimal = try await shell.waitForRecord { ($0["uris"] as? [String]) == ["tap-me-widget://timer"] }
+        #expect(((minimal["platform_data"] as? [String: String])?["org.widgethost.source"] ?? "").contains("<'minimal'>"), "\(minimal)")
+        try await shell.app.endActivity(timer, dismissal: "immediate")
+        try await shell.drive("find", "Delivery 7 min", "--role", "push button", "--timeout", "3")
+
+        // The host gone, the bar is empty; back, the pill is back.
+        await shell.fixture.stopHost()
+        try await shell.drive("gone", "Delivery 7 min", "--timeout", "5")
+        try await shell.fixture.startHost()
+        try await shell.drive("find", "Delivery 7 min", "--role", "push button", "--timeout", "5")
+        _ = try await shell.app.connection.host(
+            "RegisterApp", [.string("org.example.TapMe"), .vardict(["protocol": .string("freedesktop"), "schemes": .strings(["tap-me-widget"])])])
+
+        // Disabled, the extension takes the pill away; enabled again, the pill is back in its place.
+        let disabled = try await shell.shellCall("org.gnome.Shell.Extensions.DisableExtension", [ShellSession.uuid])
+        #expect(disabled.stdout.contains("true"), "\(disabled)")
+        try await shell.drive("gone", "Delivery 7 min", "--timeout", "5")
+        let enabled = try await shell.shellCall("org.gnome.Shell.Extensions.EnableExtension", [ShellSession.uuid])
+        #expect(enabled.stdout.contains("true"), "\(enabled)")
+        let again = try await shell.element("Delivery 7 min", role: "push button", timeout: 5)
+        #expect(again.y < 8, "in the top bar again: \(again)")
+
+        // Ended and dismissed at once, the pill goes.
+        try await shell.app.endActivity(activity, dismissal: "immediate")
+        try await shell.drive("gone", "Delivery 7 min", "--timeout", "3")
+        try await shell.expectNoExtensionErrors()
+        // Redrawn under the pointer (the Update above), the pill trips no assertion of Clutter's.
+        let criticals = shell.shell.printed().split(separator: "\n").filter { $0.contains("Clutter-CRITICAL") }
+        #expect(criticals.isEmpty, "\(criticals)")
+    }
+
     @Test("The entry point for GNOME Shell 45 and later loads as an ES module with the shell's modules stubbed, and lib/'s functions compute what they should")
     func modules() async throws {
         let work = FileManager.default.temporaryDirectory.appendingPathComponent("widgethost-gjs-\(UUID().uuidString.prefix(8))")
@@ -114,6 +199,22 @@ struct GnomeShellTests {
             adding: ["GI_TYPELIB_PATH": "/usr/lib/x86_64-linux-gnu/mutter-11:/usr/lib/gnome-shell",
                      "LD_LIBRARY_PATH": "/usr/lib/x86_64-linux-gnu/mutter-11:/usr/lib/gnome-shell"])
         #expect(result.succeeded && !result.stdout.contains("FAIL") && result.stdout.contains("ok the 45+ entry exports an Extension"), "\(result)")
+    }
+}
+
+extension AppPeer {
+    /// `LiveActivity.Update` of `activity` with a new content state, its content kept.
+    func updateActivity(_ activity: String, state: [String: DBusValue]) async throws {
+        _ = try await connection.call(
+            destination: "org.widgethost.Host1", path: activity, interface: "org.widgethost.Host1.LiveActivity", member: "Update",
+            [.string(""), .vardict(["state": .vardict(state)])])
+    }
+
+    /// `LiveActivity.End` of `activity` with the dismissal given.
+    func endActivity(_ activity: String, dismissal: String) async throws {
+        _ = try await connection.call(
+            destination: "org.widgethost.Host1", path: activity, interface: "org.widgethost.Host1.LiveActivity", member: "End",
+            [.vardict(["dismissal": .string(dismissal)])])
     }
 }
 

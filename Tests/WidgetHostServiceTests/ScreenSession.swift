@@ -1,3 +1,4 @@
+import DBus
 import Foundation
 import PrivateBus
 import Testing
@@ -50,6 +51,14 @@ extension ScreenSession {
             try await place(try exampleFile("tap-me/\(colour).json"))
         }
         try await place(try exampleFile("tap-me/show-red-link.json"), family: "systemMedium")
+    }
+
+    /// Starts the delivery example's Live Activity for order 1234, `eta` minutes away; returns its path.
+    @discardableResult
+    func startDelivery(eta: Int64 = 10, options: [String: DBusValue] = [:]) async throws -> String {
+        try await app.startActivity(
+            "DeliveryAttributes", try exampleFile("delivery/activity.json"),
+            options.merging(["attributes": .vardict(["order": .string("1234")]), "state": .vardict(["eta_minutes": .int64(eta)])]) { given, _ in given })
     }
 
     /// Runs drive.py with `arguments`; fails the test with what it printed when it fails.

@@ -7,7 +7,9 @@ X display in $DISPLAY. With --app NAME it looks only inside the application
 of that name (gnome-shell, whose actors are placed on the screen itself):
 
     drive.py find NAME [--role ROLE] [--timeout S]   wait for an element; print it as JSON
-    drive.py click NAME [--role ROLE] [--timeout S]  find it, then click its centre
+    drive.py click NAME [--role ROLE] [--timeout S] [--button N]
+                                                     find it, then click its centre (with
+                                                     pointer button N: 1, or 3 for a secondary click)
     drive.py hover NAME [--role ROLE] [--timeout S]  find it, then move the pointer onto it
     drive.py focus NAME [--role ROLE] [--timeout S]  find it and give it the keyboard focus
     drive.py gone NAME [--timeout S]                 wait until no element is named NAME
@@ -56,9 +58,12 @@ def walk(accessible, depth=0):
 
 
 def showing(accessible):
-    """Whether it is drawn: GTK marks what is mapped VISIBLE (and SHOWING only in later versions)."""
+    """Whether it is drawn: GTK marks what is mapped VISIBLE (and SHOWING only in later versions); gnome-shell
+    marks an actor VISIBLE while it is itself shown, even inside a hidden popup menu, and SHOWING when it is mapped."""
     try:
         states = accessible.getState()
+        if APP == "gnome-shell":
+            return states.contains(pyatspi.STATE_SHOWING)
         return states.contains(pyatspi.STATE_VISIBLE) or states.contains(pyatspi.STATE_SHOWING)
     except Exception:  # noqa: BLE001 - an object that went away while we looked
         return False
@@ -163,6 +168,7 @@ def main():
     parser.add_argument("--role")
     parser.add_argument("--timeout", type=float, default=10)
     parser.add_argument("--app")
+    parser.add_argument("--button", type=int, default=1)
     options = parser.parse_args()
     global APP
     APP = options.app
@@ -182,7 +188,7 @@ def main():
         if options.command in ("click", "hover"):
             move_to(found["x"] + found["width"] // 2, found["y"] + found["height"] // 2)
         if options.command == "click":
-            subprocess.run(["xdotool", "click", "1"], check=True)
+            subprocess.run(["xdotool", "click", str(options.button)], check=True)
         print(json.dumps(found), flush=True)
     elif options.command == "gone":
         deadline = time.monotonic() + options.timeout

@@ -32,7 +32,8 @@ function read(path) {
 // The 45+ extension as install lays it out, its shell imports pointed at stubs.
 const entry = read(`${source}/shell-45/extension.js`)
     .replace("'resource:///org/gnome/shell/extensions/extension.js'", "'./stubs/extension.js'")
-    .replace("'resource:///org/gnome/shell/ui/main.js'", "'./stubs/main.js'");
+    .replace("'resource:///org/gnome/shell/ui/main.js'", "'./stubs/main.js'")
+    .replace("'resource:///org/gnome/shell/ui/panelMenu.js'", "'./stubs/panelMenu.js'");
 check('the 45+ entry imports only the shell modules stubbed here', !entry.includes('resource:///'));
 write(`${work}/extension.js`, entry);
 for (const info of Gio.File.new_for_path(`${source}/lib`).enumerate_children('standard::name', 0, null)) {
@@ -42,7 +43,8 @@ for (const info of Gio.File.new_for_path(`${source}/lib`).enumerate_children('st
 }
 write(`${work}/stubs/extension.js`,
     'export class Extension { constructor(metadata) { this.metadata = metadata; this.uuid = metadata.uuid; } }\n');
-write(`${work}/stubs/main.js`, 'export const layoutManager = null;\n');
+write(`${work}/stubs/main.js`, 'export const layoutManager = null;\nexport const panel = null;\n');
+write(`${work}/stubs/panelMenu.js`, 'export class Button {}\n');
 
 const metadata = JSON.parse(read(`${source}/shell-45/metadata.json`));
 check('the 45+ metadata names the uuid', metadata.uuid === 'widgethost@widgethost.org', metadata.uuid);
@@ -78,6 +80,16 @@ const loop = new GLib.MainLoop(null, false);
     same('widgets flow left to right, then row after row',
         flow([[170, 170], [364, 170], [170, 170], [76, 76]], {x: 0, y: 32, width: 800, height: 600}),
         [[24, 56], [212, 56], [594, 56], [24, 244]]);
+    const {byRelevance, pillName} = await import(`file://${work}/lib/bar.js`);
+    same('Live Activities in the host\'s order: relevance, then the earlier start, then the id',
+        [{relevance: 0, start: 5, id: 'a3'}, {relevance: 2, start: 9, id: 'a10'}, {relevance: 0, start: 5, id: 'a2'},
+            {relevance: 0, start: 4, id: 'a11'}].sort(byRelevance).map(a => a.id), ['a10', 'a11', 'a2', 'a3']);
+    const delivery = {appId: 'org.example.Delivery', id: 'a1', bindings: {state: {eta: 7}}, content: {
+        compactLeading: {type: 'image', icon: 'box', label: 'Delivery'},
+        compactTrailing: {type: 'text', bind: 'state.eta', format: '{} min', text: 'soon'},
+        minimal: {type: 'image', icon: 'box'}}};
+    same('a pill is named by what it shows', [pillName(delivery, 'compact'), pillName(delivery, 'minimal')],
+        ['Delivery 7 min', 'org.example.Delivery']);
     same('widgets in the order they were placed', ['w10', 'w2', 'w1'].sort(byPlacement), ['w1', 'w2', 'w10']);
 })().catch(error => {
     check('the modules load', false, `${error}\n${error.stack}`);

@@ -8,15 +8,14 @@
 import Atk from 'gi://Atk';
 import Clutter from 'gi://Clutter';
 import Gio from 'gi://Gio';
-import GLib from 'gi://GLib';
 import St from 'gi://St';
 
-import {Mirror, byPlacement, call, errorText, property} from './mirror.js';
-import {FAMILY_SIZES, MONOCHROME, Renderer, accessibleName, elementIdAt} from './vocabulary.js';
+import {Mirror, byPlacement, property} from './mirror.js';
+import {Feedback, PressTracker, reportTap} from './taps.js';
+import {FAMILY_SIZES, MONOCHROME, Renderer, accessibleName} from './vocabulary.js';
 
 export const MARGIN = 24;
 export const SPACING = 18;
-const FEEDBACK_SECONDS = 3;
 const INTERFACE_SCHEMA = 'org.gnome.desktop.interface';
 
 /**
@@ -51,8 +50,6 @@ class DesktopWidget {
         this.kind = property(proxy, 'Kind', '');
         this.family = property(proxy, 'Family', 'systemSmall');
         this.size = FAMILY_SIZES[this.family] ?? FAMILY_SIZES.systemSmall;
-        this.press = null;
-        this.feedbackSource = 0;
         this.frame = new St.Button({
             style_class: 'widgethost-widget', reactive: true, can_focus: true, track_hover: true,
             accessible_role: Atk.Role.PUSH_BUTTON, width: this.size[0], height: this.size[1],
@@ -62,19 +59,10 @@ class DesktopWidget {
         this.body = new St.Widget({layout_manager: new Clutter.BinLayout(), clip_to_allocation: true,
             x_expand: true, y_expand: true});
         this.frame.set_child(this.body);
-        // Where a press began: a tap reports the innermost element with an id under the pointer.
-        this.frame.connect('captured-event', (_actor, event) => {
-            if (event.type() === Clutter.EventType.BUTTON_PRESS && event.get_button() === 1) {
-                const source = eventActor(event, this.frame);
-                this.press = {source, id: elementIdAt(source, this.frame)};
-            }
-            return Clutter.EVENT_PROPAGATE;
-        });
+        this.presses = new PressTracker(this.frame);
         this.frame.connect('clicked', () => this.activated('', this.frame));
-        this.frame.connect('destroy', () => {
-            if (this.feedbackSource)
-                GLib.source_remove(this.feedbackSource);
-            this.feedbackSource = 0;
+        this.notice = new Feedback(this.body, {
+            style_class: 'widgethost-feedback', x_align: Clutter.ActorAlign.CENTER, y_align: Clutter.ActorAlign.END,
         });
         this.refresh();
     }
@@ -103,55 +91,20 @@ class DesktopWidget {
             this.frame.remove_style_class_name('widgethost-dark');
     }
 
-    /**
-     * A link, button or toggle (or the widget itself) was clicked: by the
-     * pointer, the innermost element with an id where the press began; by the
-     * keyboard or an assistive technology, the element itself.
-     */
+    /** A link, button or toggle (or the widget itself) was clicked. */
     activated(ownId, button) {
-        const event = Clutter.get_current_event();
-        const type = event?.type();
-        const pointer = type === Clutter.EventType.BUTTON_RELEASE || type === Clutter.EventType.TOUCH_END;
-        const press = this.press;
-        this.press = null;
-        const time = event ? event.get_time() : Clutter.CURRENT_TIME;
-        if (pointer && press !== null && (press.source === button || button.contains(press.source)))
-            this.desktop.tap(this, press.id, time);
-        else
-            this.desktop.tap(this, ownId, time);
+        const [id, time] = this.presses.pick(ownId, button);
+        this.desktop.tap(this, id, time);
     }
 
-    /** Shows `text` over the widget for a few seconds: an outcome of 'none' or an error is never dropped silently. */
+    /** Shows `text` over the widget for a few seconds. */
     feedback(text) {
-        const label = new St.Label({
-            text, style_class: 'widgethost-feedback',
-            x_align: Clutter.ActorAlign.CENTER, y_align: Clutter.ActorAlign.END,
-        });
-        label.clutter_text.line_wrap = true;
-        this.body.add_child(label);
-        if (this.feedbackSource)
-            GLib.source_remove(this.feedbackSource);
-        this.feedbackSource = GLib.timeout_add_seconds(GLib.PRIORITY_DEFAULT, FEEDBACK_SECONDS, () => {
-            this.feedbackSource = 0;
-            label.destroy();
-            return GLib.SOURCE_REMOVE;
-        });
+        this.notice.show(text);
     }
 
     destroy() {
         this.frame.destroy();
     }
-}
-
-/** The actor an event happened on (its source until Clutter 13, the stage's event actor later). */
-function eventActor(event, actor) {
-    if (event.get_source)
-        return event.get_source();
-    const stage = actor.get_stage();
-    if (stage?.get_event_actor)
-        return stage.get_event_actor(event);
-    const [x, y] = event.get_coords();
-    return stage?.get_actor_at_pos(Clutter.PickMode.REACTIVE, x, y) ?? null;
 }
 
 /**
@@ -163,10 +116,11 @@ function eventActor(event, actor) {
  *                    the app ('' when none), and what ends the startup the shell then
  *                    waits for when the app is not to show a window
  *   log(message)
- * `bus` is a Gio.DBusConnection, or null for the session bus.
+ * `mirror` is the Mirror it follows (made for it when null: on `bus`, a
+ * Gio.DBusConnection, or the session bus when null too).
  */
 export class Desktop {
-    constructor(shell, {bus = null} = {}) {
+    constructor(shell, {bus = null, mirror = null} = {}) {
         this.shell = shell;
         this.widgets = new Map();
         this.container = new St.Widget({name: 'widgethost-desktop', x_expand: true, y_expand: true});
@@ -183,16 +137,18 @@ export class Desktop {
                 this.widgets.forEach(w => w.refresh());
             });
         }
-        this.mirror = new Mirror({
-            bus,
+        const listener = {
             added: (kind, path, proxy) => kind === 'widget' && this.add(path, proxy),
             changed: (kind, path, _proxy, names) => {
                 if (kind === 'widget' && this.widgets.has(path) && (names.has('Content') || names.has('Configuration')))
                     this.widgets.get(path).refresh();
             },
             removed: (kind, path) => kind === 'widget' && this.remove(path),
-            log: message => shell.log(message),
-        });
+        };
+        // A mirror given is shared (with the top bar) and stays the giver's to destroy.
+        this.ownMirror = mirror === null;
+        this.mirror = mirror ?? new Mirror({bus, log: message => shell.log(message)});
+        this.stopListening = this.mirror.listen(listener);
     }
 
     add(path, proxy) {
@@ -227,33 +183,16 @@ export class Desktop {
 
     /** Reports a tap on `widget`'s element `elementId` with a token minted for its app at `time`. */
     tap(widget, elementId, time) {
-        let token = '', withdraw = () => {};
-        try {
-            ({token, withdraw} = this.shell.launchToken(widget.appId, time));
-        } catch (error) {
-            this.shell.log(`no activation token for ${widget.appId}: ${error.message}`);
-        }
-        const options = {surface: new GLib.Variant('s', 'desktop')};
-        if (token)
-            options.activation_token = new GLib.Variant('s', token);
-        call(widget.proxy, 'Tap', new GLib.Variant('(sa{sv})', [elementId, options]), (reply, error) => {
-            if (error !== null) {
-                withdraw();
-                if (this.widgets.get(widget.path) === widget)
-                    widget.feedback(errorText(error));
-                return;
-            }
-            const [outcome, details] = reply;
-            // An action is performed without raising the app, and 'none' does nothing.
-            if (outcome === 'perform-action' || outcome === 'none')
-                withdraw();
-            if (outcome === 'none' && this.widgets.get(widget.path) === widget)
-                widget.feedback(`Not available here (${details.reason ?? 'none'})`);
+        reportTap(this.shell, widget.proxy, 's', [elementId], widget.appId, time, text => {
+            if (this.widgets.get(widget.path) === widget)
+                widget.feedback(text);
         });
     }
 
     destroy() {
-        this.mirror.destroy();
+        this.stopListening();
+        if (this.ownMirror)
+            this.mirror.destroy();
         this.stopLayout();
         if (this.settings !== null)
             this.settings.disconnect(this.settingsSignal);

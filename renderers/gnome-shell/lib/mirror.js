@@ -32,11 +32,14 @@ export class Mirror {
      * Calls `added(kind, path, proxy)`, `changed(kind, path, proxy, names)`,
      * `removed(kind, path)` as the host's objects come, change and go (kind is
      * 'widget' or 'activity'), and `host(owner)` when the host's name gets or
-     * loses an owner (owner is null while it has none). `bus` is a
+     * loses an owner (owner is null while it has none); more listeners can be
+     * added with `listen`. `bus` is a
      * Gio.DBusConnection, or null for the session bus.
      */
-    constructor({bus = null, added, changed, removed, host = () => {}, log = () => {}}) {
-        this._callbacks = {added, changed, removed, host};
+    constructor({bus = null, added = null, changed = null, removed = null, host = null, log = () => {}}) {
+        this._listeners = [];
+        if (added || changed || removed || host)
+            this._listeners.push({added, changed, removed, host});
         this._log = log;
         this._cancellable = new Gio.Cancellable();
         this._known = new Map();
@@ -83,14 +86,35 @@ export class Mirror {
             if (kind === null)
                 return;
             const names = new Set([...Object.keys(changed.deepUnpack()), ...invalidated]);
-            this._callbacks.changed(kind, proxy.get_object_path(), proxy, names);
+            this._emit('changed', kind, proxy.get_object_path(), proxy, names);
         });
-        on('notify::name-owner', () => this._callbacks.host(manager.get_name_owner()));
-        this._callbacks.host(manager.get_name_owner());
+        on('notify::name-owner', () => this._emit('host', manager.get_name_owner()));
+        this._emit('host', manager.get_name_owner());
         const objects = manager.get_objects()
             .sort((a, b) => byPlacement(a.get_object_path(), b.get_object_path()));
         for (const object of objects)
             object.get_interfaces().forEach(p => this._add(p));
+    }
+
+    /**
+     * Adds a listener: an object with any of `added`, `changed`, `removed` and
+     * `host`, called as the constructor's callbacks are. It is told at once of
+     * what the mirror already knows. Returns what removes it.
+     */
+    listen(listener) {
+        this._listeners.push(listener);
+        if (this.manager !== null)
+            listener.host?.(this.manager.get_name_owner());
+        for (const [key, proxy] of this._known)
+            listener.added?.(key.slice(0, key.indexOf(' ')), proxy.get_object_path(), proxy);
+        return () => {
+            this._listeners = this._listeners.filter(l => l !== listener);
+        };
+    }
+
+    _emit(name, ...args) {
+        for (const listener of [...this._listeners])
+            listener[name]?.(...args);
     }
 
     static kind(proxy) {
@@ -104,7 +128,7 @@ export class Mirror {
         if (kind === null || this._known.has(key))
             return;
         this._known.set(key, proxy);
-        this._callbacks.added(kind, proxy.get_object_path(), proxy);
+        this._emit('added', kind, proxy.get_object_path(), proxy);
     }
 
     _remove(proxy) {
@@ -112,7 +136,7 @@ export class Mirror {
         const key = `${kind} ${proxy.get_object_path()}`;
         if (kind === null || !this._known.delete(key))
             return;
-        this._callbacks.removed(kind, proxy.get_object_path());
+        this._emit('removed', kind, proxy.get_object_path());
     }
 
     /** Whether the host's name has an owner now. */
@@ -126,6 +150,7 @@ export class Mirror {
             this._signals.forEach(id => this.manager.disconnect(id));
         this._signals = [];
         this._known.clear();
+        this._listeners = [];
         this.manager = null;
     }
 }

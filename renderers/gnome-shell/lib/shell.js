@@ -1,10 +1,10 @@
-// What the desktop needs of GNOME Shell, taken from the shell's own objects
-// (`Main` and `global`, which each entry point brings in its own way) so that
-// the other modules import nothing from the shell.
+// What the desktop and the top bar need of GNOME Shell, taken from the shell's
+// own objects (`Main`, `PanelMenu` and `global`, which each entry point brings
+// in its own way) so that the other modules import nothing from the shell.
 import Gio from 'gi://Gio';
 
-/** The `shell` a Desktop takes (see desktop.js), from the shell's `Main` and `global`. */
-export function facade(Main, global, uuid) {
+/** The `shell` a Desktop and a Bar take (see desktop.js, bar.js), from the shell's `Main`, `PanelMenu` and `global`. */
+export function facade(Main, PanelMenu, global, uuid) {
     const layout = Main.layoutManager;
     return {
         // The wallpaper's layer: below every window, above the background.
@@ -41,6 +41,20 @@ export function facade(Main, global, uuid) {
                 info = Gio.AppInfo.create_from_commandline('true', appId, Gio.AppInfoCreateFlags.NONE);
             const token = context.get_startup_notify_id(info, []) ?? '';
             return {token, withdraw: () => token && context.launch_failed(token)};
+        },
+
+        // A button of the top bar with a popup menu, as the shell's own indicators are.
+        panelButton(name) {
+            return new PanelMenu.Button(0.5, name, false);
+        },
+
+        // Into the top bar's centre, right of the clock (the date menu): `index` 0 next to it.
+        addToPanel(role, button, index) {
+            const panel = Main.panel;
+            const clock = panel.statusArea.dateMenu?.container;
+            const centre = panel._centerBox;
+            const after = clock && centre ? centre.get_children().indexOf(clock) + 1 : 1;
+            panel.addToStatusArea(role, button, after + index, 'center');
         },
 
         log(message) {

@@ -4,31 +4,32 @@
 // shared with the entry point for GNOME Shell 45 and later) with import().
 const ExtensionUtils = imports.misc.extensionUtils;
 const Main = imports.ui.main;
+const PanelMenu = imports.ui.panelMenu;
 
 const Me = ExtensionUtils.getCurrentExtension();
 
 class Extension {
     constructor() {
-        this._desktop = null;
+        this._surfaces = null;
         this._generation = 0;
     }
 
     enable() {
         const generation = ++this._generation;
         const lib = Me.dir.get_child('lib');
-        Promise.all(['shell.js', 'desktop.js'].map(name => import(lib.get_child(name).get_uri())))
-            .then(([shell, desktop]) => {
+        Promise.all(['shell.js', 'main.js'].map(name => import(lib.get_child(name).get_uri())))
+            .then(([shell, main]) => {
                 if (generation === this._generation)
-                    this._desktop = new desktop.Desktop(shell.facade(Main, global, Me.metadata.uuid));
+                    this._surfaces = main.start(shell.facade(Main, PanelMenu, global, Me.metadata.uuid));
             })
             .catch(error => Main.extensionManager.logExtensionError(Me.metadata.uuid, error));
     }
 
     disable() {
         this._generation++;
-        if (this._desktop !== null)
-            this._desktop.destroy();
-        this._desktop = null;
+        if (this._surfaces !== null)
+            this._surfaces.destroy();
+        this._surfaces = null;
     }
 }
 

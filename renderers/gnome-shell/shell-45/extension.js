@@ -3,17 +3,18 @@
 // point for GNOME Shell 43 and 44.
 import {Extension} from 'resource:///org/gnome/shell/extensions/extension.js';
 import * as Main from 'resource:///org/gnome/shell/ui/main.js';
+import * as PanelMenu from 'resource:///org/gnome/shell/ui/panelMenu.js';
 
-import {Desktop} from './lib/desktop.js';
+import {start} from './lib/main.js';
 import {facade} from './lib/shell.js';
 
 export default class WidgetHostExtension extends Extension {
     enable() {
-        this._desktop = new Desktop(facade(Main, global, this.uuid));
+        this._surfaces = start(facade(Main, PanelMenu, global, this.uuid));
     }
 
     disable() {
-        this._desktop?.destroy();
-        this._desktop = null;
+        this._surfaces?.destroy();
+        this._surfaces = null;
     }
 }

@@ -1,0 +1,262 @@
+// Live Activities in the top bar: the most relevant one as a pill right of the
+// clock, showing its compactLeading and compactTrailing presentations (when
+// several run, the two most relevant each as a pill showing its minimal
+// presentation, as a phone's island does). A click on a pill taps it; its
+// expanded presentation opens from the pill as a popup menu of the shell (a
+// secondary click, or Menu or Down on the keyboard), where its links, buttons
+// and toggles work as they do on a widget.
+//
+// This module imports nothing from GNOME Shell: the entry point hands it what
+// it needs of the shell (see `Bar`'s constructor).
+import Atk from 'gi://Atk';
+import Clutter from 'gi://Clutter';
+import St from 'gi://St';
+
+import {byPlacement, property} from './mirror.js';
+import {Feedback, PressTracker, reportTap} from './taps.js';
+import {Renderer, accessibleName, elementIdAt} from './vocabulary.js';
+
+/** At most this many activities are in the bar at once. */
+export const SHOWN = 2;
+const DIMMED = 150;
+
+/**
+ * Most relevant first, as the host's LiveActivities.Order lists them: by
+ * relevance (highest first), then the earlier start, then the lower id.
+ * Each of `a` and `b` is {relevance, start, id}.
+ */
+export function byRelevance(a, b) {
+    return b.relevance - a.relevance || a.start - b.start || byPlacement(a.id, b.id);
+}
+
+/** What a LiveActivity proxy holds, as the bar draws it. */
+export function activityOf(path, proxy) {
+    let content = {};
+    try {
+        content = JSON.parse(property(proxy, 'Content', '') || '{}');
+    } catch (_error) {
+        content = {};
+    }
+    return {
+        path, proxy,
+        id: property(proxy, 'Id', path.slice(path.lastIndexOf('/') + 1)),
+        appId: property(proxy, 'AppId', ''),
+        relevance: property(proxy, 'Relevance', 0),
+        start: property(proxy, 'StartDate', 0),
+        state: property(proxy, 'State', 'active'),
+        content: content !== null && typeof content === 'object' ? content : {},
+        bindings: {state: property(proxy, 'ContentState', {}), attributes: property(proxy, 'Attributes', {})},
+    };
+}
+
+/** The name of a pill: its presentations' accessible names, leading then trailing. */
+export function pillName(activity, mode) {
+    const names = (mode === 'minimal' ? ['minimal'] : ['compactLeading', 'compactTrailing'])
+        .map(p => accessibleName(activity.content[p], activity.bindings)).filter(n => n);
+    return names.join(' ') || activity.appId || activity.id;
+}
+
+/**
+ * Nothing in a pill takes the pointer but the pill itself: the pointer is on
+ * the pill, never on an actor that a redraw destroys under it.
+ */
+function unreactive(actor) {
+    actor.reactive = false;
+    actor.get_children().forEach(unreactive);
+}
+
+/** The innermost actor under `root` that holds the stage point x, y, or null. */
+export function actorAt(root, x, y) {
+    const [left, top] = root.get_transformed_position();
+    const [width, height] = root.get_transformed_size();
+    if (!root.visible || x < left || y < top || x >= left + width || y >= top + height)
+        return null;
+    for (const child of root.get_children().reverse()) {
+        const inner = actorAt(child, x, y);
+        if (inner !== null)
+            return inner;
+    }
+    return root;
+}
+
+/** One pill in the top bar and the popup menu with its expanded presentation. */
+class Pill {
+    constructor(bar, slot) {
+        this.bar = bar;
+        this.activity = null;
+        this.mode = 'compact';
+        this.sides = [];
+        this.press = null;
+        this.button = bar.shell.panelButton('Live Activity');
+        this.button.accessible_role = Atk.Role.PUSH_BUTTON;
+        this.button.add_style_class_name('widgethost-pill-button');
+        this.box = new St.BoxLayout({style_class: 'widgethost-pill', y_align: Clutter.ActorAlign.CENTER});
+        this.button.add_child(this.box);
+        // A primary click taps the pill; a secondary click opens the expanded presentation.
+        this.button.connect('captured-event', (_actor, event) => this.onEvent(event));
+        this.button.connect('key-press-event', (_actor, event) => this.onKey(event));
+        this.notice = new Feedback(this.box, {style_class: 'widgethost-pill-feedback', y_align: Clutter.ActorAlign.CENTER});
+
+        this.expanded = new St.Button({
+            style_class: 'widgethost-expanded', reactive: true, can_focus: true, track_hover: true,
+            accessible_role: Atk.Role.PUSH_BUTTON, x_expand: true,
+        });
+        this.expandedBody = new St.Widget({layout_manager: new Clutter.BinLayout(), x_expand: true, y_expand: true});
+        this.expanded.set_child(this.expandedBody);
+        this.presses = new PressTracker(this.expanded);
+        this.expanded.connect('clicked', () => this.expandedActivated('', this.expanded));
+        this.button.menu.box.add_child(this.expanded);
+        bar.shell.addToPanel(`widgethost-activity-${slot}`, this.button, slot);
+    }
+
+    /** Shows `activity` in `mode` ('compact' or 'minimal'). */
+    show(activity, mode) {
+        this.activity = activity;
+        this.mode = mode;
+        const renderer = () => new Renderer({
+            family: 'systemSmall', dark: true, bindings: activity.bindings,
+            onActivate: () => {},  // links and controls are not honoured here: the pill's tap is
+        });
+        this.box.destroy_all_children();
+        this.sides = (mode === 'minimal' ? ['minimal'] : ['compactLeading', 'compactTrailing']).map(presentation => {
+            const actor = renderer().render(activity.content[presentation] ?? null);
+            actor.y_align = Clutter.ActorAlign.CENTER;
+            unreactive(actor);
+            this.box.add_child(actor);
+            return {presentation, actor};
+        });
+        this.button.accessible_name = pillName(activity, mode);
+        // A stale or ended activity is drawn dimmed: its content is out of date, or final.
+        this.box.opacity = activity.state === 'stale' || activity.state === 'ended' ? DIMMED : 255;
+
+        const tree = activity.content.expanded ?? null;
+        const expanded = new Renderer({
+            family: 'systemMedium', dark: true, bindings: activity.bindings,
+            onActivate: (id, button) => this.expandedActivated(id, button),
+        });
+        this.expandedBody.destroy_all_children();
+        const root = expanded.render(tree);
+        root.x_expand = true;
+        this.expandedBody.add_child(root);
+        this.expanded.accessible_name = accessibleName(tree, activity.bindings) || this.button.accessible_name;
+    }
+
+    onEvent(event) {
+        const type = event.type();
+        if (type === Clutter.EventType.BUTTON_PRESS || type === Clutter.EventType.TOUCH_BEGIN) {
+            const button = type === Clutter.EventType.BUTTON_PRESS ? event.get_button() : 1;
+            if (button === 1) {
+                this.press = {source: actorAt(this.box, ...event.get_coords())};
+            } else if (button === 3) {
+                this.press = null;
+                this.button.menu.toggle();
+            }
+            return Clutter.EVENT_STOP;
+        }
+        if (type === Clutter.EventType.BUTTON_RELEASE || type === Clutter.EventType.TOUCH_END) {
+            const press = this.press;
+            this.press = null;
+            if (press !== null && (type === Clutter.EventType.TOUCH_END || event.get_button() === 1))
+                this.tapped(press.source, event.get_time());
+            return Clutter.EVENT_STOP;
+        }
+        return Clutter.EVENT_PROPAGATE;
+    }
+
+    onKey(event) {
+        const symbol = event.get_key_symbol();
+        if ([Clutter.KEY_Return, Clutter.KEY_KP_Enter, Clutter.KEY_space].includes(symbol)) {
+            this.tapped(null, event.get_time());
+            return Clutter.EVENT_STOP;
+        }
+        if ([Clutter.KEY_Menu, Clutter.KEY_Down].includes(symbol)) {
+            this.button.menu.open();
+            this.button.menu.actor.navigate_focus(null, St.DirectionType.TAB_FORWARD, false);
+            return Clutter.EVENT_STOP;
+        }
+        return Clutter.EVENT_PROPAGATE;
+    }
+
+    /** The pill was clicked where `source` is (null: by the keyboard, or off its content): a tap on the side there. */
+    tapped(source, time) {
+        if (this.activity === null)
+            return;
+        const side = this.sides.find(s => source !== null && (s.actor === source || s.actor.contains(source))) ?? this.sides[0];
+        const id = source !== null && side ? elementIdAt(source, this.button) : '';
+        this.bar.tap(this, side?.presentation ?? 'compactLeading', id, time);
+    }
+
+    /** A link, button or toggle of the expanded presentation (or its background) was clicked. */
+    expandedActivated(ownId, button) {
+        const [id, time] = this.presses.pick(ownId, button);
+        this.button.menu.close();
+        if (this.activity !== null)
+            this.bar.tap(this, 'expanded', id, time);
+    }
+
+    /** Shows `text` in the pill for a few seconds. */
+    feedback(text) {
+        this.notice.show(text);
+    }
+
+    destroy() {
+        this.button.destroy();
+    }
+}
+
+/**
+ * The top bar's Live Activities. `shell` is what the entry point gives of GNOME Shell:
+ *   panelButton(name) → a new PanelMenu.Button with a popup menu
+ *   addToPanel(role, button, index) puts it in the top bar, `index` places right of the clock
+ *   launchToken(appId, time) and log(message), as for the desktop
+ * `mirror` is the Mirror it follows.
+ */
+export class Bar {
+    constructor(shell, {mirror}) {
+        this.shell = shell;
+        this.activities = new Map();
+        this.pills = [];
+        this.stopListening = mirror.listen({
+            added: (kind, path, proxy) => {
+                if (kind === 'activity') {
+                    this.activities.set(path, proxy);
+                    this.update();
+                }
+            },
+            changed: (kind, path) => kind === 'activity' && this.activities.has(path) && this.update(),
+            removed: (kind, path) => kind === 'activity' && this.activities.delete(path) && this.update(),
+        });
+    }
+
+    /** The activities the bar shows, most relevant first. */
+    shown() {
+        return [...this.activities].map(([path, proxy]) => activityOf(path, proxy)).sort(byRelevance).slice(0, SHOWN);
+    }
+
+    update() {
+        const shown = this.shown();
+        const mode = shown.length > 1 ? 'minimal' : 'compact';
+        while (this.pills.length > shown.length)
+            this.pills.pop().destroy();
+        shown.forEach((activity, index) => {
+            if (index >= this.pills.length)
+                this.pills.push(new Pill(this, index));
+            this.pills[index].show(activity, mode);
+        });
+    }
+
+    tap(pill, presentation, elementId, time) {
+        const activity = pill.activity;
+        reportTap(this.shell, activity.proxy, 'ss', [presentation, elementId], activity.appId, time, text => {
+            if (this.pills.includes(pill))
+                pill.feedback(text);
+        });
+    }
+
+    destroy() {
+        this.stopListening();
+        this.pills.forEach(p => p.destroy());
+        this.pills = [];
+        this.activities.clear();
+    }
+}
