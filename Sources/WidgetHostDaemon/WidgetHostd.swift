@@ -76,7 +76,7 @@ public struct WidgetHostd: AsyncParsableCommand {
     var maxBundleBytesPerConnection: Int = WidgetStore.defaultMaxBundleBytesPerConnection
 
     @Option(help: "GetTimeline calls under way to one app's provider at once; more wait their turn, and a widget's later reloads join the one waiting.")
-    var maxProviderCallsPerApp: Int = 4
+    var maxProviderCallsPerApp: Int = HostConfiguration.defaultMaxProviderCallsPerApp
 
     @Option(help: "The most entries of one array or dictionary in a call; a call with more is refused while it is read.")
     var maxDictEntries: Int = HostConfiguration.defaultMaxDictionaryEntries

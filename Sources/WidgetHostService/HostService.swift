@@ -32,7 +32,8 @@ public struct HostConfiguration: Sendable {
     public var maxBundleBytes = WidgetStore.defaultMaxBundleBytes
     public var maxBundleBytesPerConnection = WidgetStore.defaultMaxBundleBytesPerConnection
     /// `GetTimeline` calls under way to one app's provider at once; the rest wait their turn.
-    public var maxProviderCallsPerApp = 4
+    public var maxProviderCallsPerApp = Self.defaultMaxProviderCallsPerApp
+    public static let defaultMaxProviderCallsPerApp = 4
     /// Entries of one array or dictionary in a call, counted while it is read.
     public var maxDictionaryEntries = Self.defaultMaxDictionaryEntries
     public static let defaultMaxDictionaryEntries = 4096
