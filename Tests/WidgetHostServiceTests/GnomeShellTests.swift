@@ -141,8 +141,10 @@ struct GnomeShellTests {
         try await shell.drive("click", "Track on map", "--role", "link")
         let map = try await shell.waitForRecord { ($0["uris"] as? [String])?.first?.hasSuffix("/map") == true }
         #expect(map["uris"] as? [String] == ["delivery-tracker://order/1234/map"], "a link counts in the expanded presentation")
-        #expect(((map["platform_data"] as? [String: String])?["activation-token"] ?? "").hasPrefix("'gnome-shell/"), "\(map)")
-        #expect(((map["platform_data"] as? [String: String])?["org.widgethost.source"] ?? "").contains("<'expanded'>"), "\(map)")
+        let mapData = map["platform_data"] as? [String: String] ?? [:]
+        let mapToken = mapData["activation-token"] ?? "", mapSource = mapData["org.widgethost.source"] ?? ""
+        #expect(mapToken.hasPrefix("'gnome-shell/"), "\(map)")
+        #expect(mapSource.contains("<'expanded'>"), "\(map)")
         try await shell.drive("gone", "Track on map", "--timeout", "3")
 
         // Two activities: each shows its minimal presentation, the more relevant one nearer the clock.
@@ -156,7 +158,8 @@ struct GnomeShellTests {
         try await shell.drive("gone", "Delivery 7 min", "--timeout", "2")
         try await shell.drive("click", "5:00", "--role", "push button")
         let minimal = try await shell.waitForRecord { ($0["uris"] as? [String]) == ["tap-me-widget://timer"] }
-        #expect(((minimal["platform_data"] as? [String: String])?["org.widgethost.source"] ?? "").contains("<'minimal'>"), "\(minimal)")
+        let minimalSource = (minimal["platform_data"] as? [String: String])?["org.widgethost.source"] ?? ""
+        #expect(minimalSource.contains("<'minimal'>"), "\(minimal)")
         try await shell.app.endActivity(timer, dismissal: "immediate")
         try await shell.drive("find", "Delivery 7 min", "--role", "push button", "--timeout", "3")
 
