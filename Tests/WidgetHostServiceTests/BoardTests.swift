@@ -187,6 +187,14 @@ struct BoardTests {
         }
         let lock = try await board.waitForRecord { ($0["uris"] as? [String])?.first?.hasSuffix("/status") == true }
         #expect(lock["uris"] as? [String] == ["delivery-tracker://order/1234/status"], "the lock screen tree's own widgetURL")
+
+        // A second activity as relevant as the first, started a second later, ranks after it, as
+        // the host's LiveActivities.Order and the other renderers rank them: the pill keeps the first.
+        try await Task.sleep(for: .milliseconds(1100))
+        _ = try await board.startDelivery(eta: 20, options: ["attributes": .vardict(["order": .string("5678")])])
+        try await board.drive("find", "Order 5678", "--role", "label")  // drawn in the open Lock Screen panel
+        try await board.drive("find", "7 min", "--role", "label", "--timeout", "1")
+        try await board.drive("gone", "20 min", "--timeout", "1")
     }
 
     @Test("A timeline entry is drawn within a second of its date")

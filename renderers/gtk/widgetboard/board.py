@@ -487,7 +487,11 @@ class Activity:
                 "attributes": hostmirror.unpack(self.proxy, "Attributes", {})}
 
     def rank(self):
-        return (-hostmirror.unpack(self.proxy, "Relevance", 0.0), -hostmirror.unpack(self.proxy, "StartDate", 0))
+        """Most relevant first, in the host's own order (LiveActivities.Order,
+        docs/live-activities.md): the highest relevance, then the earlier start,
+        then the earlier id (ids are numbered as activities start)."""
+        return (-hostmirror.unpack(self.proxy, "Relevance", 0.0), hostmirror.unpack(self.proxy, "StartDate", 0),
+                len(self.activity_id), self.activity_id)
 
 
 class Board(Gtk.Application):
