@@ -248,103 +248,22 @@ struct GnomeShellInstallTests {
     }
 }
 
-/// A host, the Tap Me GApplication installed as a DBusActivatable app, the
-/// AT-SPI bus, a virtual display and gnome-shell on it with the extension.
-final class ShellSession: ScreenSession, @unchecked Sendable {
-    static let uuid = "widgethost@widgethost.org"
-    let fixture: HostFixture
-    let systemBus: PrivateBus
-    let display: VirtualDisplay
-    let shell: Launched
-    let record: String
-    let app: AppPeer
-    let environment: [String: String]
+/// A gnome-shell of the tests with the extension, next to the host and the Tap
+/// Me app (see `HostFixture.prepareGnomeShell`): on a virtual X display
+/// (`ShellSession`) or as a headless Wayland compositor (`WaylandShellSession`).
+protocol GnomeShellSession: RendererSession {
+    var shell: Launched { get }
+    /// Presses and releases the key `name` (Escape) as a keyboard does.
+    func press(_ name: String) async throws
+}
+
+extension GnomeShellSession {
+    static var uuid: String { "widgethost@widgethost.org" }
     var driveOptions: [String] { ["--app", "gnome-shell"] }
     var rendererOutput: String { "the shell's log:\n\(shell.printed().suffix(4000))" }
 
-    private init(
-        fixture: HostFixture, systemBus: PrivateBus, display: VirtualDisplay, shell: Launched, record: String, app: AppPeer,
-        environment: [String: String]
-    ) {
-        self.fixture = fixture
-        self.systemBus = systemBus
-        self.display = display
-        self.shell = shell
-        self.record = record
-        self.app = app
-        self.environment = environment
-    }
-
-    static func start() async throws -> ShellSession {
-        let fixture = try await HostFixture.make()
-        var systemBus: PrivateBus?
-        var display: VirtualDisplay?
-        var shell: Launched?
-        do {
-            let record = try fixture.installTapMe(environment: ["WIDGETHOST_TEST_ACTIONS": "refresh,toggle-light:b"])
-            let (runtime, dataDirs) = try fixture.installAccessibilityBus()
-            try await fixture.startHost()
-
-            // The extension, installed as a person installs it, and enabled in the keyfile.
-            let install = try await runCommand(
-                repositoryRoot.appendingPathComponent("renderers/gnome-shell/install").path, [fixture.dataHome.path],
-                environment: fixture.environment)
-            guard install.succeeded else { throw PrivateBusError("renderers/gnome-shell/install failed: \(install)") }
-            try writeSettings(fixture, colourScheme: "default")
-
-            systemBus = try PrivateBus(environment: fixture.environment)
-            display = try VirtualDisplay(directory: fixture.root)
-            let home = fixture.root.appendingPathComponent("home")
-            try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
-            let environment = [
-                "DISPLAY": display!.display, "XDG_DATA_DIRS": dataDirs, "XDG_RUNTIME_DIR": runtime.path,
-                "HOME": home.path, "XDG_CACHE_HOME": fixture.root.appendingPathComponent("cache").path,
-                "DBUS_SYSTEM_BUS_ADDRESS": systemBus!.address, "GSETTINGS_BACKEND": "keyfile",
-            ]
-            shell = try fixture.launch("/usr/bin/gnome-shell", ["--x11", "--replace", "--sm-disable"], environment: environment)
-            let app = try await AppPeer(fixture, appID: "org.example.TapMe", protocol: "freedesktop", schemes: ["tap-me-widget"])
-            try await app.registerWidgets(try exampleFile("tap-me/bundle.json"))
-            let session = ShellSession(
-                fixture: fixture, systemBus: systemBus!, display: display!, shell: shell!, record: record, app: app, environment: environment)
-            try await session.waitUntilReady()
-            return session
-        } catch {
-            if let shell { endProcess(shell.process) }
-            display?.stop()
-            systemBus?.stop()
-            fixture.stop()
-            throw error
-        }
-    }
-
-    /// The keyfile GSettings reads with GSETTINGS_BACKEND=keyfile (and follows as it changes):
-    /// the extension enabled, accessibility on, no animations, no notification banners over the
-    /// desktop, and the colour scheme.
-    static func writeSettings(_ fixture: HostFixture, colourScheme: String) throws {
-        let settings = fixture.root.appendingPathComponent("config/glib-2.0/settings")
-        try FileManager.default.createDirectory(at: settings, withIntermediateDirectories: true)
-        try """
-        [org/gnome/shell]
-        enabled-extensions=['\(uuid)']
-        welcome-dialog-last-shown-version='999'
-
-        [org/gnome/desktop/interface]
-        toolkit-accessibility=true
-        enable-animations=false
-        color-scheme='\(colourScheme)'
-
-        [org/gnome/desktop/notifications]
-        show-banners=false
-
-        """.write(to: settings.appendingPathComponent("keyfile"), atomically: true, encoding: .utf8)
-    }
-
-    func writeSettings(colourScheme: String) throws {
-        try Self.writeSettings(fixture, colourScheme: colourScheme)
-    }
-
     /// Waits until the shell has enabled the extension, then leaves the overview the shell starts in.
-    private func waitUntilReady() async throws {
+    func waitUntilReady() async throws {
         var state = ""
         let enabled = await eventually(timeout: 30) {
             guard shell.process.isRunning else { return false }
@@ -363,7 +282,7 @@ final class ShellSession: ScreenSession, @unchecked Sendable {
         _ = await eventually(timeout: 30) { await overviewShown() == true }
         let left = await eventually(timeout: 15) {
             if await overviewShown() == false { return true }
-            _ = try? await runCommand("/usr/bin/xdotool", ["key", "Escape"], environment: fixture.environment.merging(environment) { _, new in new })
+            try? await press("Escape")
             try? await Task.sleep(for: .milliseconds(300))
             return false
         }
@@ -404,6 +323,118 @@ final class ShellSession: ScreenSession, @unchecked Sendable {
         }
         if let current { problems.append(current.joined(separator: "\n")) }
         return problems
+    }
+}
+
+extension HostFixture {
+    /// What a gnome-shell of the tests needs besides its display: the AT-SPI bus, the host, the
+    /// extension installed as a person installs it and enabled in the GSettings keyfile (with the
+    /// groups `settings` adds), a home, and a second private bus as its system bus, which the
+    /// caller stops. Returns that bus and what the shell and drive.py run with.
+    func prepareGnomeShell(settings more: String = "") async throws -> (systemBus: PrivateBus, environment: [String: String]) {
+        let (runtime, dataDirs) = try installAccessibilityBus()
+        try await startHost()
+        let install = try await runCommand(
+            repositoryRoot.appendingPathComponent("renderers/gnome-shell/install").path, [dataHome.path], environment: environment)
+        guard install.succeeded else { throw PrivateBusError("renderers/gnome-shell/install failed: \(install)") }
+        try writeShellSettings(colourScheme: "default", more: more)
+        let home = root.appendingPathComponent("home")
+        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
+        let systemBus = try PrivateBus(environment: environment)
+        return (systemBus, [
+            "XDG_DATA_DIRS": dataDirs, "XDG_RUNTIME_DIR": runtime.path,
+            "HOME": home.path, "XDG_CACHE_HOME": root.appendingPathComponent("cache").path,
+            "DBUS_SYSTEM_BUS_ADDRESS": systemBus.address, "GSETTINGS_BACKEND": "keyfile",
+        ])
+    }
+
+    /// The keyfile GSettings reads with GSETTINGS_BACKEND=keyfile (and follows as it changes):
+    /// the extension enabled, accessibility on, no animations, no notification banners over the
+    /// desktop, the colour scheme, and the groups `more` adds.
+    func writeShellSettings(colourScheme: String, more: String = "") throws {
+        let settings = root.appendingPathComponent("config/glib-2.0/settings")
+        try FileManager.default.createDirectory(at: settings, withIntermediateDirectories: true)
+        try """
+        [org/gnome/shell]
+        enabled-extensions=['\(ShellSession.uuid)']
+        welcome-dialog-last-shown-version='999'
+
+        [org/gnome/desktop/interface]
+        toolkit-accessibility=true
+        enable-animations=false
+        color-scheme='\(colourScheme)'
+
+        [org/gnome/desktop/notifications]
+        show-banners=false
+
+        \(more)
+        """.write(to: settings.appendingPathComponent("keyfile"), atomically: true, encoding: .utf8)
+    }
+
+    /// The Tap Me app's own connection, its widgets registered.
+    func tapMePeer() async throws -> AppPeer {
+        let app = try await AppPeer(self, appID: "org.example.TapMe", protocol: "freedesktop", schemes: ["tap-me-widget"])
+        try await app.registerWidgets(try exampleFile("tap-me/bundle.json"))
+        return app
+    }
+}
+
+/// A host, the Tap Me GApplication installed as a DBusActivatable app, the
+/// AT-SPI bus, a virtual display and gnome-shell on it with the extension.
+final class ShellSession: ScreenSession, GnomeShellSession, @unchecked Sendable {
+    let fixture: HostFixture
+    let systemBus: PrivateBus
+    let display: VirtualDisplay
+    let shell: Launched
+    let record: String
+    let app: AppPeer
+    let environment: [String: String]
+
+    private init(
+        fixture: HostFixture, systemBus: PrivateBus, display: VirtualDisplay, shell: Launched, record: String, app: AppPeer,
+        environment: [String: String]
+    ) {
+        self.fixture = fixture
+        self.systemBus = systemBus
+        self.display = display
+        self.shell = shell
+        self.record = record
+        self.app = app
+        self.environment = environment
+    }
+
+    static func start() async throws -> ShellSession {
+        let fixture = try await HostFixture.make()
+        var systemBus: PrivateBus?
+        var display: VirtualDisplay?
+        var shell: Launched?
+        do {
+            let record = try fixture.installTapMe(environment: ["WIDGETHOST_TEST_ACTIONS": "refresh,toggle-light:b"])
+            let prepared = try await fixture.prepareGnomeShell()
+            systemBus = prepared.systemBus
+            display = try VirtualDisplay(directory: fixture.root)
+            let environment = prepared.environment.merging(["DISPLAY": display!.display]) { _, new in new }
+            shell = try fixture.launch("/usr/bin/gnome-shell", ["--x11", "--replace", "--sm-disable"], environment: environment)
+            let session = ShellSession(
+                fixture: fixture, systemBus: systemBus!, display: display!, shell: shell!, record: record, app: try await fixture.tapMePeer(),
+                environment: environment)
+            try await session.waitUntilReady()
+            return session
+        } catch {
+            if let shell { endProcess(shell.process) }
+            display?.stop()
+            systemBus?.stop()
+            fixture.stop()
+            throw error
+        }
+    }
+
+    func writeSettings(colourScheme: String) throws {
+        try fixture.writeShellSettings(colourScheme: colourScheme)
+    }
+
+    func press(_ name: String) async throws {
+        _ = try await runCommand("/usr/bin/xdotool", ["key", name], environment: fixture.environment.merging(environment) { _, new in new })
     }
 
     func stop() {

@@ -11,12 +11,11 @@ struct ScreenElement: Decodable, CustomStringConvertible {
     var description: String { "\(role) '\(name)' at \(x),\(y) size \(width)×\(height)" }
 }
 
-/// A renderer on a virtual display next to the host and the Tap Me app, used
-/// as a person uses it: what the tests of widget-board and of the GNOME Shell
-/// extension share.
-protocol ScreenSession: AnyObject {
+/// A renderer next to the host and the Tap Me app, used as a person uses it,
+/// its elements found through AT-SPI: what the tests of widget-board and of the
+/// GNOME Shell extension share, on an X display or on Wayland.
+protocol RendererSession: AnyObject {
     var fixture: HostFixture { get }
-    var display: VirtualDisplay { get }
     var app: AppPeer { get }
     /// The file the Tap Me app records its calls in.
     var record: String { get }
@@ -28,7 +27,12 @@ protocol ScreenSession: AnyObject {
     var rendererOutput: String { get }
 }
 
-extension ScreenSession {
+/// A renderer on a virtual X display (Xvfb), whose framebuffer the tests read.
+protocol ScreenSession: RendererSession {
+    var display: VirtualDisplay { get }
+}
+
+extension RendererSession {
     var driveOptions: [String] { [] }
 
     /// Places a Tap Me widget in `family` and gives it `content`; returns its path.
@@ -95,15 +99,24 @@ extension ScreenSession {
         return found
     }
 
-    /// Saves the screen, or the part of it `element` covers, as `name` under
-    /// the screenshots folder: $WIDGETHOST_SCREENSHOTS (relative to the
-    /// repository, `docs/images` to renew the docs' pictures), else
-    /// .build/screenshots. Returns how many distinct colours a sample of its pixels has.
-    func screenshot(_ name: String, of element: ScreenElement? = nil) async throws -> Int {
+    /// Where a screenshot named `name` goes, its folder made: the screenshots folder is
+    /// $WIDGETHOST_SCREENSHOTS (relative to the repository, `docs/images` to renew the
+    /// docs' pictures), else .build/screenshots.
+    func screenshotFile(_ name: String) throws -> URL {
         let folder = ProcessInfo.processInfo.environment["WIDGETHOST_SCREENSHOTS"].map { repositoryRoot.appendingPathComponent($0) }
             ?? repositoryRoot.appendingPathComponent(".build/screenshots")
         let file = folder.appendingPathComponent(name)
         try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+        return file
+    }
+}
+
+extension ScreenSession {
+    /// Saves the screen, or the part of it `element` covers, as `name` under the
+    /// screenshots folder (see `screenshotFile`). Returns how many distinct colours a
+    /// sample of its pixels has.
+    func screenshot(_ name: String, of element: ScreenElement? = nil) async throws -> Int {
+        let file = try screenshotFile(name)
         let crop = element.map { [$0.x, $0.y, $0.width, $0.height].map(String.init) } ?? []
         let saved = try await runCommand(
             "/usr/bin/python3", ["-m", "widgetboard.screenshot", display.framebuffer, file.path] + crop,

@@ -162,6 +162,10 @@ class Recorder:
 class TapMe(Gio.Application):
     def __init__(self, app_id, flags, recorder, linger):
         super().__init__(application_id=app_id, flags=flags)
+        self.keep(recorder, linger)
+
+    def keep(self, recorder, linger):
+        """The state of the app's calls and lifetime, before it starts up."""
         self.recorder = recorder
         self.linger = linger
         self.platform_data = None   # of the call being emitted (set by before_emit)
@@ -173,6 +177,10 @@ class TapMe(Gio.Application):
 
     def do_startup(self):
         Gio.Application.do_startup(self)
+        self.start_up()
+
+    def start_up(self):
+        """What the app does at start-up after GApplication's own (tapme_gtk.py's after GtkApplication's)."""
         specs = action_specs()
         for name, param_type in specs:
             action = Gio.SimpleAction.new(name, param_type)
@@ -232,7 +240,7 @@ class TapMe(Gio.Application):
             pass
         self.platform_data = None
 
-    def record(self, call, uris=None, hint=None, action=None, parameter=None):
+    def record(self, call, uris=None, hint=None, action=None, parameter=None, **more):
         if not self.main_loop_running:
             log("not recording the start-up %s of a plain launch" % call)
             return
@@ -246,6 +254,7 @@ class TapMe(Gio.Application):
             "platform_data": platform_dict(self.platform_data),
             "pid": os.getpid(),
             "time": time.time(),
+            **more,
         })
         if env("WIDGETHOST_TEST_CRASH") == call:
             log("crashing on %s, as asked" % call)
@@ -262,7 +271,7 @@ class TapMe(Gio.Application):
         self.record("action", action=action.get_name(), parameter=parameter)
 
 
-def main(argv):
+def main(argv, application=TapMe):
     args = list(argv[1:])
     service = SERVICE_FLAG in args
     args = [a for a in args if a != SERVICE_FLAG]
@@ -276,7 +285,7 @@ def main(argv):
     flags = Gio.ApplicationFlags.HANDLES_OPEN
     if service:
         flags |= Gio.ApplicationFlags.IS_SERVICE
-    app = TapMe(app_id, flags, Recorder(env("WIDGETHOST_TEST_RECORD").strip() or None), linger_seconds())
+    app = application(app_id, flags, Recorder(env("WIDGETHOST_TEST_RECORD").strip() or None), linger_seconds())
     for signum in (signal.SIGINT, signal.SIGTERM):
         GLib.unix_signal_add(GLib.PRIORITY_DEFAULT, signum, app.quit_now)
     # The app id and --gapplication-service are ours; pass GLib only the rest
