@@ -48,11 +48,16 @@ let package = Package(
             swiftSettings: strict
         ),
         // The model: registry, desktop entries, rules. Plain Swift, no D-Bus.
+        // The lint's tables of the rendering vocabulary are generated from
+        // vocabulary/vocabulary.json, its one declaration.
         .target(
             name: "WidgetHostCore",
             dependencies: ["CAllocator"],
-            swiftSettings: strict
+            swiftSettings: strict,
+            plugins: ["VocabularyCodegen"]
         ),
+        .executableTarget(name: "vocabulary-codegen", swiftSettings: strict),
+        .plugin(name: "VocabularyCodegen", capability: .buildTool(), dependencies: ["vocabulary-codegen"]),
         // Build-time generator and plugin: the Swift of every interface
         // (names, typed server protocols and binders, signals, properties,
         // client proxies) derived from its XML, the one declaration.

@@ -26,10 +26,8 @@ extension ViewNode {
         }
     }
 
-    /// A font weight (`fontWeight`).
-    public enum FontWeight: String, Sendable, CaseIterable {
-        case ultralight, thin, light, regular, medium, semibold, bold, heavy, black
-    }
+    // FontWeight, the names `fontWeight` may be, is generated from
+    // vocabulary/vocabulary.json with the lint's tables.
 
     // MARK: Elements
 

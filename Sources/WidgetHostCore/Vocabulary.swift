@@ -16,34 +16,9 @@ public enum Vocabulary {
         case any
     }
 
-    public static let fontWeights = ["ultralight", "thin", "light", "regular", "medium", "semibold", "bold", "heavy", "black"]
-    public static let alignments = ["leading", "center", "trailing", "top", "bottom", "start", "end", "fill"]
-
-    /// Keys any element may carry: the tree's own and the presentational ones.
-    public static let commonKeys: [String: Value] = [
-        "type": .string, "id": .any, "children": .any, "widgetURL": .any, "label": .string,
-        "foreground": .colour, "background": .colour, "padding": .number, "cornerRadius": .number,
-        "fontSize": .number, "fontWeight": .oneOf(fontWeights), "opacity": .fraction,
-        "spacing": .number, "alignment": .oneOf(alignments),
-    ]
-
-    /// Each element type with the keys of its own.
-    public static let types: [String: [String: Value]] = [
-        "vstack": [:], "hstack": [:], "zstack": [:],
-        "text": ["text": .string, "bind": .string, "format": .string, "lineLimit": .number, "color": .colour],
-        "image": ["icon": .string, "src": .string, "size": .number],
-        "spacer": ["minLength": .number],
-        "divider": [:],
-        "color": ["color": .colour],
-        "link": ["url": .any],
-        "button": ["action": .any, "parameter": .any],
-        "toggle": ["action": .any, "parameter": .any, "isOn": .any],
-        "progress": ["value": .number, "min": .number, "max": .number],
-        "gauge": ["value": .number, "min": .number, "max": .number],
-    ]
-
-    /// Where a `text` may bind: a key of a Live Activity's state or attributes.
-    public static let bindingScopes = ["state", "attributes"]
+    // The tables (version, the one-of lists, commonKeys, types,
+    // bindingScopes, colourVariants) are generated from vocabulary/vocabulary.json
+    // by the VocabularyCodegen plugin: docs/vocabulary.md#the-declaration.
 
     /// The vocabulary's findings for one element, in the order of its keys.
     static func findings(for element: ViewElement) -> [LintFinding] {
@@ -129,8 +104,8 @@ public enum Vocabulary {
         case .colour:
             if let text = value.stringValue { return isColour(text) ? nil : "is not a colour (a CSS name, #rrggbb or rgb(…))" }
             guard case .object(let variants) = value, !variants.isEmpty,
-                variants.allSatisfy({ ["light", "dark"].contains($0.key) && ($0.value.stringValue.map(isColour) ?? false) })
-            else { return "must be a colour or {\"light\": colour, \"dark\": colour}" }
+                variants.allSatisfy({ colourVariants.contains($0.key) && ($0.value.stringValue.map(isColour) ?? false) })
+            else { return "must be a colour or {\(colourVariants.map { "\"\($0)\": colour" }.joined(separator: ", "))}" }
             return nil
         }
     }

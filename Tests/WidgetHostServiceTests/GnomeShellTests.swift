@@ -189,16 +189,22 @@ struct GnomeShellTests {
         #expect(criticals.isEmpty, "\(criticals)")
     }
 
-    @Test("The entry point for GNOME Shell 45 and later loads as an ES module with the shell's modules stubbed, and lib/'s functions compute what they should")
+    @Test("The entry point for GNOME Shell 45 and later loads as an ES module with the shell's modules stubbed, lib/vocabulary.js holds the rendering vocabulary's declaration, and lib/'s functions compute what they should")
     func modules() async throws {
         let work = FileManager.default.temporaryDirectory.appendingPathComponent("widgethost-gjs-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: work) }
+        // The extension as its install script lays it out: lib/declaration.js is made there.
+        let data = work.appendingPathComponent("data")
+        let install = try await runCommand(GnomeShellInstallTests.install, ["--shell-version", "45", data.path])
+        #expect(install.succeeded, "\(install)")
+        let extensionFolder = data.appendingPathComponent("gnome-shell/extensions/\(ShellSession.uuid)")
         // St and Clutter are the shell's own libraries, in its private folders.
         let result = try await runCommand(
             "/usr/bin/gjs",
             ["-m", repositoryRoot.appendingPathComponent("Tests/Fixtures/gnome-shell/modules.js").path,
-             repositoryRoot.appendingPathComponent("renderers/gnome-shell").path, work.path],
+             repositoryRoot.appendingPathComponent("renderers/gnome-shell").path, extensionFolder.path,
+             work.appendingPathComponent("modules").path],
             adding: ["GI_TYPELIB_PATH": "/usr/lib/x86_64-linux-gnu/mutter-11:/usr/lib/gnome-shell",
                      "LD_LIBRARY_PATH": "/usr/lib/x86_64-linux-gnu/mutter-11:/usr/lib/gnome-shell"])
         #expect(result.succeeded && !result.stdout.contains("FAIL") && result.stdout.contains("ok the 45+ entry exports an Extension"), "\(result)")
@@ -242,9 +248,28 @@ struct GnomeShellInstallTests {
                 let copy = try? Data(contentsOf: installed.appendingPathComponent(file))
                 #expect(copy != nil && copy == (try? Data(contentsOf: source.appendingPathComponent(from))), "\(file) is \(from) (GNOME Shell \(version))")
             }
+            // The rendering vocabulary's declaration, as a module the shell imports.
+            let declaration = try String(contentsOf: repositoryRoot.appendingPathComponent("vocabulary/vocabulary.json"), encoding: .utf8)
+            let module = try? String(contentsOf: installed.appendingPathComponent("lib/declaration.js"), encoding: .utf8)
+            #expect(module?.contains("export const DECLARATION = \(declaration.trimmingCharacters(in: .newlines));") == true,
+                "lib/declaration.js exports vocabulary/vocabulary.json (GNOME Shell \(version))")
         }
         let old = try await runCommand(Self.install, ["--shell-version", "42", root.appendingPathComponent("old").path])
         #expect(old.status == 1 && old.stderr.contains("43 or later"), "\(old)")
+    }
+
+    @Test("Outside the source tree, without the vocabulary's declaration, it installs nothing and says what it needs")
+    func needsDeclaration() async throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("widgethost-install-\(UUID().uuidString.prefix(8))")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let copy = root.appendingPathComponent("renderers/gnome-shell")
+        try FileManager.default.createDirectory(at: copy.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try FileManager.default.copyItem(at: repositoryRoot.appendingPathComponent("renderers/gnome-shell"), to: copy)
+        let data = root.appendingPathComponent("data")
+        let result = try await runCommand(copy.appendingPathComponent("install").path, ["--shell-version", "45", data.path])
+        #expect(result.status == 1 && result.stderr.contains("vocabulary/vocabulary.json is missing: install from the whole source tree"),
+            "\(result)")
+        #expect(!FileManager.default.fileExists(atPath: data.path), "nothing is installed")
     }
 }
 

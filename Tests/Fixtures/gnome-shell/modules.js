@@ -1,17 +1,21 @@
 // modules.js: checks the GNOME Shell extension's modules outside the shell,
-// for GnomeShellTests: run with `gjs -m modules.js SOURCE WORKDIR`, SOURCE
-// being renderers/gnome-shell, WORKDIR an empty folder.
+// for GnomeShellTests: run with `gjs -m modules.js SOURCE EXTENSION WORKDIR`,
+// SOURCE being renderers/gnome-shell, EXTENSION the extension as
+// renderers/gnome-shell/install lays it out for GNOME Shell 45, WORKDIR an
+// empty folder.
 //
 // It loads the entry point for GNOME Shell 45 and later as that shell would,
 // with the shell's own modules (resource:///org/gnome/shell/…) stood in for
 // by stubs in WORKDIR, and checks that it exports an Extension; then it checks
-// the functions of lib/ that draw nothing. Prints one line per check, "ok …"
-// or "FAIL …", and exits 1 when one failed.
+// that lib/vocabulary.js holds the rendering vocabulary's declaration
+// (vocabulary/vocabulary.json) and the functions of lib/ that draw nothing.
+// Prints one line per check, "ok …" or "FAIL …", and exits 1 when one failed.
+import Atk from 'gi://Atk';
 import Gio from 'gi://Gio';
 import GLib from 'gi://GLib';
 import System from 'system';
 
-const [source, work] = ARGV;
+const [source, extension, work] = ARGV;
 let failed = 0;
 
 function check(what, ok, detail = '') {
@@ -30,16 +34,16 @@ function read(path) {
 }
 
 // The 45+ extension as install lays it out, its shell imports pointed at stubs.
-const entry = read(`${source}/shell-45/extension.js`)
+const entry = read(`${extension}/extension.js`)
     .replace("'resource:///org/gnome/shell/extensions/extension.js'", "'./stubs/extension.js'")
     .replace("'resource:///org/gnome/shell/ui/main.js'", "'./stubs/main.js'")
     .replace("'resource:///org/gnome/shell/ui/panelMenu.js'", "'./stubs/panelMenu.js'");
 check('the 45+ entry imports only the shell modules stubbed here', !entry.includes('resource:///'));
 write(`${work}/extension.js`, entry);
-for (const info of Gio.File.new_for_path(`${source}/lib`).enumerate_children('standard::name', 0, null)) {
+for (const info of Gio.File.new_for_path(`${extension}/lib`).enumerate_children('standard::name', 0, null)) {
     const name = info.get_name();
     if (name.endsWith('.js'))
-        write(`${work}/lib/${name}`, read(`${source}/lib/${name}`));
+        write(`${work}/lib/${name}`, read(`${extension}/lib/${name}`));
 }
 write(`${work}/stubs/extension.js`,
     'export class Extension { constructor(metadata) { this.metadata = metadata; this.uuid = metadata.uuid; } }\n');
@@ -58,14 +62,38 @@ const loop = new GLib.MainLoop(null, false);
 (async () => {
     const {default: WidgetHostExtension} = await import(`file://${work}/extension.js`);
     const {Extension} = await import(`file://${work}/stubs/extension.js`);
-    const extension = new WidgetHostExtension(metadata);
+    const enabled = new WidgetHostExtension(metadata);
     check('the 45+ entry exports an Extension with enable and disable',
-        extension instanceof Extension && typeof extension.enable === 'function' && typeof extension.disable === 'function');
+        enabled instanceof Extension && typeof enabled.enable === 'function' && typeof enabled.disable === 'function');
 
-    const {colour, accessibleName, fraction, boundText} = await import(`file://${work}/lib/vocabulary.js`);
+    const {colour, accessibleName, fraction, boundText, ...vocabulary} = await import(`file://${work}/lib/vocabulary.js`);
+    const same = (what, got, want) => check(what, JSON.stringify(got) === JSON.stringify(want), `${JSON.stringify(got)}, not ${JSON.stringify(want)}`);
+    // What the renderer draws is the declaration's, with nothing of its own.
+    const declared = JSON.parse(read(`${source}/../../vocabulary/vocabulary.json`));
+    same('lib/declaration.js is vocabulary/vocabulary.json', vocabulary.DECLARATION, declared);
+    same('the types drawn are the declared ones', [...vocabulary.TYPES].sort(), Object.keys(declared.types).sort());
+    const drawing = read(`${work}/lib/vocabulary.js`);
+    same('each declared type has a drawing of its own in Renderer.element',
+        Object.keys(declared.types).filter(type => !drawing.includes(`\n            ${type}: () => `)), []);
+    same('the tappable types are the declared ones', [...vocabulary.TAPPABLE].sort(),
+        Object.keys(declared.types).filter(type => declared.types[type].tappable).sort());
+    same('the family sizes are the declared ones', vocabulary.FAMILY_SIZES,
+        Object.fromEntries(Object.entries(declared.families).map(([name, family]) => [name, family.size])));
+    same('the one-colour families are the declared ones', [...vocabulary.MONOCHROME].sort(),
+        Object.keys(declared.families).filter(name => declared.families[name].monochrome).sort());
+    const roles = {widget: declared.widget.role,
+        ...Object.fromEntries(Object.entries(declared.types).filter(([, t]) => t.role).map(([name, t]) => [name, t.role]))};
+    same('each declared role is an accessible role (Atk), and the renderer\'s', Object.fromEntries(Object.entries(vocabulary.ROLES)
+        .map(([name, role]) => [name, role === Atk.Role.INVALID ? 'invalid' : Atk.role_get_name(role)])), roles);
+    const defaults = [];
+    for (const [type, spec] of Object.entries(declared.types)) {
+        for (const [key, value] of Object.entries({...declared.keys, ...spec.keys}))
+            defaults.push([type, key, value.default ?? null, vocabulary.defaultOf(type, key)]);
+    }
+    same('the defaults are the declared ones', defaults.filter(([, , want, got]) => want !== got), []);
+
     const {flow} = await import(`file://${work}/lib/desktop.js`);
     const {byPlacement} = await import(`file://${work}/lib/mirror.js`);
-    const same = (what, got, want) => check(what, JSON.stringify(got) === JSON.stringify(want), `${JSON.stringify(got)}, not ${JSON.stringify(want)}`);
     same('colours', [colour('#f80'), colour('#ff880080'), colour('red'), colour({light: '#000', dark: 'white'}, true),
         colour('rgb(1, 2, 3)'), colour('not a colour!'), colour(7)],
     ['rgba(255,136,0,1)', 'rgba(255,136,0,0.502)', '#ff0000', '#ffffff', 'rgb(1, 2, 3)', null, null]);
@@ -74,7 +102,8 @@ const loop = new GLib.MainLoop(null, false);
         accessibleName({type: 'link', id: 'o', children: [{type: 'text', text: 'Go'}, {type: 'text', text: 'on'}]}),
         accessibleName({type: 'button', id: 'refresh'}),
     ], ['Open', 'Go on', 'refresh']);
-    same('fractions', [fraction({value: 35, min: 0, max: 100}), fraction({value: 2}), fraction({value: 1, min: 1, max: 1})], [0.35, 1, 0]);
+    same('fractions, the bounds by default those declared', [fraction({type: 'gauge', value: 35, min: 0, max: 100}),
+        fraction({type: 'progress', value: 2}), fraction({type: 'gauge', value: 1, min: 1, max: 1})], [0.35, 1, 0]);
     same('bound text', [boundText({text: 'x', bind: 'state.eta', format: '{} min'}, {state: {eta: 7}}), boundText({text: 'x', bind: 'state.eta'}, {state: {}})],
         ['7 min', 'x']);
     same('widgets flow left to right, then row after row',

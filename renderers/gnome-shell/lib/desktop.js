@@ -5,14 +5,13 @@
 //
 // This module imports nothing from GNOME Shell: the entry point hands it what
 // it needs of the shell (see `Desktop`'s constructor).
-import Atk from 'gi://Atk';
 import Clutter from 'gi://Clutter';
 import Gio from 'gi://Gio';
 import St from 'gi://St';
 
 import {Mirror, byPlacement, property} from './mirror.js';
 import {Feedback, PressTracker, reportTap} from './taps.js';
-import {FAMILY_SIZES, MONOCHROME, Renderer, accessibleName} from './vocabulary.js';
+import {FAMILY_SIZES, MONOCHROME, ROLES, Renderer, accessibleName} from './vocabulary.js';
 
 export const MARGIN = 24;
 export const SPACING = 18;
@@ -52,7 +51,7 @@ class DesktopWidget {
         this.size = FAMILY_SIZES[this.family] ?? FAMILY_SIZES.systemSmall;
         this.frame = new St.Button({
             style_class: 'widgethost-widget', reactive: true, can_focus: true, track_hover: true,
-            accessible_role: Atk.Role.PUSH_BUTTON, width: this.size[0], height: this.size[1],
+            accessible_role: ROLES.widget, width: this.size[0], height: this.size[1],
         });
         if (MONOCHROME.has(this.family))
             this.frame.add_style_class_name('widgethost-mono');

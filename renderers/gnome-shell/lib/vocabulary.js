@@ -1,6 +1,8 @@
 // The rendering vocabulary (docs/vocabulary.md): view-tree elements drawn as
 // St and Clutter actors, as renderers/gtk/widgetboard/vocabulary.py draws
-// them in GTK.
+// them in GTK. Its types, keys, defaults, roles and family sizes are the
+// declaration's (vocabulary/vocabulary.json), which install lays out as the
+// module lib/declaration.js: the shell reads no file for it.
 //
 // Every element becomes one actor. An element with an id is reactive and
 // remembers the id (a tap reports the innermost one under the pointer); link,
@@ -14,34 +16,40 @@ import GLib from 'gi://GLib';
 import Gio from 'gi://Gio';
 import St from 'gi://St';
 
+import {DECLARATION} from './declaration.js';
+
+export {DECLARATION};
+
 /** Each family's size in logical pixels, in the proportions of Apple's widget families. */
-export const FAMILY_SIZES = {
-    systemSmall: [170, 170],
-    systemMedium: [364, 170],
-    systemLarge: [364, 382],
-    systemExtraLarge: [768, 382],
-    accessoryCircular: [76, 76],
-    accessoryRectangular: [172, 76],
-    accessoryInline: [257, 26],
-    accessoryCorner: [76, 76],
-};
+export const FAMILY_SIZES = Object.fromEntries(Object.entries(DECLARATION.families).map(([name, family]) => [name, family.size]));
 
 /** Families drawn in one colour, as the accessory families are on a lock screen. */
-export const MONOCHROME = new Set(['accessoryCircular', 'accessoryRectangular', 'accessoryInline', 'accessoryCorner']);
+export const MONOCHROME = new Set(Object.keys(DECLARATION.families).filter(name => DECLARATION.families[name].monochrome));
 
-export const TAPPABLE = new Set(['link', 'button', 'toggle']);
+export const TYPES = new Set(Object.keys(DECLARATION.types));
 
-const FONT_WEIGHTS = {
-    ultralight: 200, thin: 100, light: 300, regular: 400, medium: 500,
-    semibold: 600, bold: 700, heavy: 800, black: 900,
+export const TAPPABLE = new Set(Object.keys(DECLARATION.types).filter(type => DECLARATION.types[type].tappable));
+
+/** The accessible role of each type that has one, and the widget's (`widget`). */
+export const ROLES = Object.fromEntries([['widget', DECLARATION.widget.role],
+    ...Object.entries(DECLARATION.types).filter(([, spec]) => spec.role).map(([type, spec]) => [type, spec.role])]
+    .map(([name, role]) => [name, Atk.role_for_name(role)]));
+
+/** The CSS weight of each font weight's name. */
+const FONT_WEIGHTS = Object.fromEntries(DECLARATION.keys.fontWeight.choices);
+
+const PLACES = {
+    start: Clutter.ActorAlign.START, center: Clutter.ActorAlign.CENTER,
+    end: Clutter.ActorAlign.END, fill: Clutter.ActorAlign.FILL,
 };
 
-const ALIGN = {
-    leading: Clutter.ActorAlign.START, start: Clutter.ActorAlign.START, top: Clutter.ActorAlign.START,
-    center: Clutter.ActorAlign.CENTER,
-    trailing: Clutter.ActorAlign.END, end: Clutter.ActorAlign.END, bottom: Clutter.ActorAlign.END,
-    fill: Clutter.ActorAlign.FILL,
-};
+/** Where each alignment's name puts a child across its stack. */
+const ALIGN = Object.fromEntries(DECLARATION.keys.alignment.choices.map(([name, place]) => [name, PLACES[place]]));
+
+/** The declared default of `key` on an element of type `type` (its own key's, else the common key's). */
+export function defaultOf(type, key) {
+    return (DECLARATION.types[type]?.keys[key] ?? DECLARATION.keys[key])?.default ?? null;
+}
 
 // The colours the lint accepts: a CSS name, #rgb, #rgba, #rrggbb, #rrggbbaa, rgb(…) or rgba(…).
 const COLOUR = /^(#([0-9a-fA-F]{3,4}|[0-9a-fA-F]{6}|[0-9a-fA-F]{8})|[a-zA-Z]+|rgba?\([0-9., %]+\))$/;
@@ -149,9 +157,9 @@ export function iconFromSource(src) {
 
 /** The fraction of a progress or gauge element: (value - min) / (max - min), in 0…1. */
 export function fraction(element) {
-    const value = number(element.value, 0);
-    const low = number(element.min, 0);
-    const high = number(element.max, 1);
+    const value = number(element.value, defaultOf(element.type, 'value'));
+    const low = number(element.min, defaultOf(element.type, 'min'));
+    const high = number(element.max, defaultOf(element.type, 'max'));
     if (high <= low)
         return 0;
     return Math.min(1, Math.max(0, (value - low) / (high - low)));
@@ -192,12 +200,12 @@ export class Renderer {
             spacer: () => this.spacer(element, vertical),
             divider: () => this.divider(vertical),
             color: () => this.color(element),
-            link: () => this.tappable(element, Atk.Role.LINK),
-            button: () => this.tappable(element, Atk.Role.PUSH_BUTTON),
-            toggle: () => this.tappable(element, Atk.Role.TOGGLE_BUTTON),
+            link: () => this.tappable(element, ROLES.link),
+            button: () => this.tappable(element, ROLES.button),
+            toggle: () => this.tappable(element, ROLES.toggle),
             progress: () => this.bar(element, 'progress'),
             gauge: () => this.bar(element, 'gauge'),
-        }[kind] ?? (() => this.stack(element, true));
+        }[TYPES.has(kind) ? kind : null] ?? (() => this.stack(element, true));
         this.depth++;
         const actor = make();
         this.depth--;
@@ -238,7 +246,7 @@ export class Renderer {
 
     stack(element, vertical) {
         const box = new St.BoxLayout({vertical, x_align: Clutter.ActorAlign.CENTER, y_align: Clutter.ActorAlign.CENTER});
-        box.style = `spacing: ${Math.max(0, number(element.spacing, 4))}px;`;
+        box.style = `spacing: ${Math.max(0, number(element.spacing, defaultOf(element.type, 'spacing')))}px;`;
         const cross = ALIGN[element.alignment] ?? Clutter.ActorAlign.CENTER;
         const items = children(element);
         for (const child of items) {
@@ -296,7 +304,7 @@ export class Renderer {
     }
 
     image(element) {
-        const size = Math.max(1, Math.round(number(element.size, 24)));
+        const size = Math.max(1, Math.round(number(element.size, defaultOf('image', 'size'))));
         const gicon = typeof element.src === 'string' ? iconFromSource(element.src) : null;
         const icon = new St.Icon({icon_size: size, x_align: Clutter.ActorAlign.CENTER, y_align: Clutter.ActorAlign.CENTER});
         if (gicon !== null)
@@ -306,13 +314,13 @@ export class Renderer {
         const name = accessibleName(element, this.bindings);
         if (name) {
             icon.accessible_name = name;
-            icon.accessible_role = Atk.Role.IMAGE;
+            icon.accessible_role = ROLES.image;
         }
         return icon;
     }
 
     spacer(element, vertical) {
-        const length = Math.max(0, number(element.minLength, 0));
+        const length = Math.max(0, number(element.minLength, defaultOf('spacer', 'minLength')));
         const spacer = new St.Widget(vertical
             ? {y_expand: true, height: length}
             : {x_expand: true, width: length});
@@ -384,7 +392,7 @@ export class Renderer {
             cr.$dispose();
         });
         const name = accessibleName(element, this.bindings);
-        bar.accessible_role = kind === 'gauge' ? Atk.Role.LEVEL_BAR : Atk.Role.PROGRESS_BAR;
+        bar.accessible_role = ROLES[kind];
         bar.accessible_name = name || `${Math.round(value * 100)}%`;
         return bar;
     }

@@ -20,7 +20,7 @@ from gi.repository import Gdk, Gio, GLib, GObject, Gtk  # noqa: E402
 
 from . import gallery  # noqa: E402
 from . import mirror as hostmirror  # noqa: E402
-from .vocabulary import FAMILY_SIZES, MONOCHROME, Renderer, accessible_name  # noqa: E402
+from .vocabulary import FAMILY_SIZES, MONOCHROME, Renderer, accessible_name, gtk_role  # noqa: E402
 
 APP_ID = "org.widgethost.Board"
 SURFACES = ("desktop", "lock-screen", "car", "watch")
@@ -317,7 +317,7 @@ class Tile(Tappable):
     def __init__(self, board, path, proxy):
         self.path = path
         self.proxy = proxy
-        self.overlay = Gtk.Overlay(accessible_role=Gtk.AccessibleRole.BUTTON, focusable=True)
+        self.overlay = Gtk.Overlay(accessible_role=gtk_role("widget"), focusable=True)
         self.overlay.add_css_class("wb-tile")
         super().__init__(self.overlay, board)
         self.widget_id = hostmirror.unpack(proxy, "Id", path.rsplit("/", 1)[-1])

@@ -1,14 +1,16 @@
 """The rendering vocabulary: view-tree elements drawn as GTK 4 widgets.
 
-The element types, presentational keys and family sizes are documented in
-docs/vocabulary.md; this module is their reference implementation. Every
-element becomes one GTK widget. An element with an "id" remembers it (the
-board reports the innermost one under the pointer); link, button and toggle
-become real buttons, so the keyboard and assistive technologies reach them.
+The element types, keys, defaults, roles and family sizes are declared in
+vocabulary/vocabulary.json (read here) and documented in docs/vocabulary.md;
+this module is their reference implementation. Every element becomes one GTK
+widget. An element with an "id" remembers it (the board reports the innermost
+one under the pointer); link, button and toggle become real buttons, so the
+keyboard and assistive technologies reach them.
 """
 import base64
 import json
 import math
+import os
 import re
 import urllib.parse
 
@@ -18,43 +20,66 @@ gi.require_version("Gtk", "4.0")
 gi.require_version("Gdk", "4.0")
 from gi.repository import Gdk, GLib, Gtk  # noqa: E402
 
+
+class DeclarationMissing(Exception):
+    """The rendering vocabulary's declaration (vocabulary.json) is not where the board looks."""
+
+
+def _declaration():
+    """The rendering vocabulary's declaration (docs/vocabulary.md#the-declaration):
+    vocabulary.json beside this module where the package installs it, else
+    vocabulary/vocabulary.json of the checkout this module is in."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    places = [os.path.join(here, "vocabulary.json"),
+              os.path.join(here, os.pardir, os.pardir, os.pardir, "vocabulary", "vocabulary.json")]
+    for place in places:
+        if os.path.exists(place):
+            with open(place, encoding="utf-8") as file:
+                return json.load(file)
+    raise DeclarationMissing(
+        "the rendering vocabulary's declaration is in neither " + " nor ".join(map(os.path.normpath, places))
+        + ": install vocabulary/vocabulary.json of the source tree beside widgetboard/vocabulary.py")
+
+
+DECLARATION = _declaration()
+
 # Each family's size in board units (logical pixels at scale 1), in the
 # proportions of Apple's widget families: see docs/vocabulary.md#family-sizes.
-FAMILY_SIZES = {
-    "systemSmall": (170, 170),
-    "systemMedium": (364, 170),
-    "systemLarge": (364, 382),
-    "systemExtraLarge": (768, 382),
-    "accessoryCircular": (76, 76),
-    "accessoryRectangular": (172, 76),
-    "accessoryInline": (257, 26),
-    "accessoryCorner": (76, 76),
-}
+FAMILY_SIZES = {name: tuple(family["size"]) for name, family in DECLARATION["families"].items()}
 
 # Families drawn in one colour, as the accessory families are on a lock screen.
-MONOCHROME = {"accessoryCircular", "accessoryRectangular", "accessoryInline", "accessoryCorner"}
+MONOCHROME = {name for name, family in DECLARATION["families"].items() if family.get("monochrome")}
 
-TAPPABLE = {"link", "button", "toggle"}
-CONTAINERS = {"vstack", "hstack", "zstack"}
-TYPES = CONTAINERS | TAPPABLE | {"text", "image", "spacer", "divider", "gauge", "progress", "color"}
+TYPES = set(DECLARATION["types"])
+TAPPABLE = {name for name, spec in DECLARATION["types"].items() if spec.get("tappable")}
 
-# Presentational keys any element may carry (docs/vocabulary.md#keys).
-STYLE_KEYS = {
-    "foreground", "background", "padding", "cornerRadius", "fontSize", "fontWeight",
-    "alignment", "spacing", "label", "opacity",
-}
+# Presentational keys any element may carry (docs/vocabulary.md#keys): those the host does not read.
+STYLE_KEYS = {key for key, spec in DECLARATION["keys"].items() if not spec.get("host")}
 
-FONT_WEIGHTS = {
-    "ultralight": 200, "thin": 100, "light": 300, "regular": 400, "medium": 500,
-    "semibold": 600, "bold": 700, "heavy": 800, "black": 900,
-}
+# Each type's accessible role as AT-SPI names it, and the widget's ("widget").
+ROLES = {name: spec["role"] for name, spec in DECLARATION["types"].items() if "role" in spec}
+ROLES["widget"] = DECLARATION["widget"]["role"]
 
-ALIGN = {
-    "leading": Gtk.Align.START, "start": Gtk.Align.START, "top": Gtk.Align.START,
-    "center": Gtk.Align.CENTER,
-    "trailing": Gtk.Align.END, "end": Gtk.Align.END, "bottom": Gtk.Align.END,
-    "fill": Gtk.Align.FILL,
-}
+# The CSS weight of each font weight's name.
+FONT_WEIGHTS = dict(DECLARATION["keys"]["fontWeight"]["choices"])
+
+# Where each alignment's name puts a child across its stack.
+_PLACES = {"start": Gtk.Align.START, "center": Gtk.Align.CENTER, "end": Gtk.Align.END, "fill": Gtk.Align.FILL}
+ALIGN = {name: _PLACES[place] for name, place in DECLARATION["keys"]["alignment"]["choices"]}
+
+
+def default(kind, key):
+    """The declared default of `key` on an element of type `kind` (its own key's, else the common key's)."""
+    spec = DECLARATION["types"].get(kind, {}).get("keys", {}).get(key) or DECLARATION["keys"].get(key) or {}
+    return spec.get("default")
+
+
+def gtk_role(kind):
+    """The GTK 4 accessible role of the AT-SPI role the declaration gives `kind`
+    (an element type, or "widget"): GTK calls a push button BUTTON."""
+    name = ROLES[kind]
+    return Gtk.AccessibleRole.BUTTON if name == "push button" else getattr(Gtk.AccessibleRole, name.upper().replace(" ", "_"))
+
 
 # The colours the lint accepts (Sources/WidgetHostCore/Vocabulary.swift): a CSS name, #rgb, #rgba,
 # #rrggbb, #rrggbbaa, rgb(…) or rgba(…), exactly as written.
@@ -223,7 +248,7 @@ class Renderer:
         return widget
 
     def stack(self, element, children, axis):
-        box = Gtk.Box(orientation=axis, spacing=int(number(element.get("spacing"), 4)))
+        box = Gtk.Box(orientation=axis, spacing=int(number(element.get("spacing"), default(element.get("type"), "spacing"))))
         cross = ALIGN.get(element.get("alignment"), Gtk.Align.CENTER)
         for child in children:
             widget = self.element(child, axis)
@@ -275,7 +300,7 @@ class Renderer:
         return label
 
     def make_image(self, element, _children, _):
-        size = int(number(element.get("size"), 24))
+        size = int(number(element.get("size"), default("image", "size")))
         image = None
         icon = element.get("icon")
         src = element.get("src")
@@ -297,7 +322,7 @@ class Renderer:
 
     def make_spacer(self, element, _children, axis):
         spacer = Gtk.Box()
-        length = int(number(element.get("minLength"), 0))
+        length = int(number(element.get("minLength"), default("spacer", "minLength")))
         if axis == Gtk.Orientation.VERTICAL:
             spacer.set_vexpand(True)
             spacer.set_size_request(-1, length)
@@ -329,9 +354,10 @@ class Renderer:
         return box
 
     def value_fraction(self, element):
-        value = number(element.get("value"), 0)
-        low = number(element.get("min"), 0)
-        high = number(element.get("max"), 1)
+        kind = element["type"]
+        value = number(element.get("value"), default(kind, "value"))
+        low = number(element.get("min"), default(kind, "min"))
+        high = number(element.get("max"), default(kind, "max"))
         if high <= low:
             return 0.0
         return min(1.0, max(0.0, (value - low) / (high - low)))
@@ -370,10 +396,10 @@ class Renderer:
         return button
 
     def make_link(self, element, children, _):
-        return self.tappable(element, children, Gtk.AccessibleRole.LINK)
+        return self.tappable(element, children, gtk_role("link"))
 
     def make_button(self, element, children, _):
-        return self.tappable(element, children, Gtk.AccessibleRole.BUTTON)
+        return self.tappable(element, children, gtk_role("button"))
 
     def make_toggle(self, element, children, _):
         # A toggle shows the state its view tree gives: a click reports the
