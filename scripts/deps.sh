@@ -14,14 +14,15 @@
 #   fonts-noto-color-emoji    the examples' emoji, drawn in the board's screenshots
 #   libglib2.0-dev gcc        GLib's headers and a C compiler: docs/guides/app.md compiles a GApplication in C
 #   libkf5dbusaddons-dev g++  KDBusService (KDE Frameworks) and Qt D-Bus: the same guide compiles a KDE app
-WIDGETHOST_DEBS=(libdbus-1-dev pkg-config dbus systemd libglib2.0-bin python3 python3-gi help2man bubblewrap gir1.2-gtk-4.0 at-spi2-core python3-pyatspi xvfb xdotool fonts-noto-color-emoji libglib2.0-dev gcc libkf5dbusaddons-dev g++)
+#   gjs                       the same guide runs a GJS app; the GNOME Shell extension's
+#                             tests run its modules outside the shell with it
+WIDGETHOST_DEBS=(libdbus-1-dev pkg-config dbus systemd libglib2.0-bin python3 python3-gi help2man bubblewrap gir1.2-gtk-4.0 at-spi2-core python3-pyatspi xvfb xdotool fonts-noto-color-emoji libglib2.0-dev gcc libkf5dbusaddons-dev g++ gjs)
 # What only the tests need besides, installed without the packages they
 # recommend (the demo needs none of them):
 #   gnome-shell               a real GNOME Shell, on the virtual display and as a
 #                             headless Wayland compositor (no Xwayland needed), for
 #                             the extension's tests (renderers/gnome-shell)
-#   gjs                       the extension's modules run outside the shell
-WIDGETHOST_TEST_DEBS=(gnome-shell gjs)
+WIDGETHOST_TEST_DEBS=(gnome-shell)
 
 # Installs whichever of the packages are missing (with sudo when not root);
 # with --tests, the tests' packages too.
