@@ -16,7 +16,8 @@
 #   libkf5dbusaddons-dev g++  KDBusService (KDE Frameworks) and Qt D-Bus: the same guide compiles a KDE app
 WIDGETHOST_DEBS=(libdbus-1-dev pkg-config dbus systemd libglib2.0-bin python3 python3-gi help2man bubblewrap gir1.2-gtk-4.0 at-spi2-core python3-pyatspi xvfb xdotool fonts-noto-color-emoji libglib2.0-dev gcc libkf5dbusaddons-dev g++)
 # What only the tests need besides, installed without the packages they
-# recommend (the demo needs none of them):
+# recommend (the demo needs none of them, and takes a picture of GNOME Shell
+# only where gnome-shell is installed already):
 #   gnome-shell               a real GNOME Shell on the virtual display, for the
 #                             extension's tests (renderers/gnome-shell)
 #   gjs                       the extension's modules run outside the shell
