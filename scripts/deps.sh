@@ -18,7 +18,8 @@
 #                             tests run its modules outside the shell with it
 WIDGETHOST_DEBS=(libdbus-1-dev pkg-config dbus systemd libglib2.0-bin python3 python3-gi help2man bubblewrap gir1.2-gtk-4.0 at-spi2-core python3-pyatspi xvfb xdotool fonts-noto-color-emoji libglib2.0-dev gcc libkf5dbusaddons-dev g++ gjs)
 # What only the tests need besides, installed without the packages they
-# recommend (the demo needs none of them):
+# recommend (the demo needs none of them, and takes a picture of GNOME Shell
+# only where gnome-shell is installed already):
 #   gnome-shell               a real GNOME Shell, on the virtual display and as a
 #                             headless Wayland compositor (no Xwayland needed), for
 #                             the extension's tests (renderers/gnome-shell)

@@ -230,13 +230,7 @@ struct BoardTests {
         for theme in ["light", "dark"] {
             let board = try await BoardSession.start(rangers: ["EMOJI_RANGERS_STEP": "600", "EMOJI_RANGERS_START_HEALTH": "60"], theme: theme)
             defer { board.stop() }
-            try await board.placeTapMe()
-            for (kind, family, configuration) in [
-                ("EmojiRangerWidget", "systemSmall", ["hero": DBusValue.string("spouty")]), ("LeaderboardWidget", "systemMedium", [:]),
-            ] {
-                _ = try await board.app.connection.addWidget("org.example.EmojiRangers", kind, family, configuration)
-            }
-            try await board.startDelivery(eta: 10, options: ["relevance": .double(5)])
+            try await board.placeExamples()
             for (name, role) in [("Tap for yellow", "label"), ("Spouty, 60% health", "push button"), ("Ranger Leaderboard", "push button"), ("10 min", "label")] {
                 try await board.drive("find", name, "--role", role)
             }

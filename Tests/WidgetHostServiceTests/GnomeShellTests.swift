@@ -470,3 +470,47 @@ final class ShellSession: ScreenSession, GnomeShellSession, @unchecked Sendable 
         fixture.stop()
     }
 }
+
+extension GnomeShellTests {
+    /// The pictures of README.md's "On the GNOME desktop" and docs/gnome-shell.md: the examples
+    /// BoardTests.screenshots puts on the board, on the shell's desktop and in its top bar.
+    @Test("Screenshots of the shell with the examples on its desktop, light and dark")
+    func screenshots() async throws {
+        let shell = try await ShellSession.start()
+        defer { shell.stop() }
+        try await shell.launchEmojiRangers()
+        try await shell.placeExamples()
+        var shown: [ScreenElement] = []
+        for (name, role) in [
+            ("Tap for yellow", "label"), ("Tap Me Show Red View", "push button"), ("Spouty, 60% health", "push button"),
+            ("Ranger Leaderboard", "push button"), ("Delivery 10 min", "push button"),
+        ] {
+            shown.append(try await shell.element(name, role: role))
+        }
+        try await shell.drive("park")
+        // The top bar and every widget, down to the lowest one's shadow.
+        let area = ScreenElement(name: "desktop", role: "desktop", x: 0, y: 0, width: 1280, height: shown.map { $0.y + $0.height }.max()! + 24, seen: 0)
+        let light = try await shell.screenshot("gnome-shell-light.png", of: area)
+        #expect(light >= 12, "the desktop with the examples shows more than \(light) colours")
+
+        // Dark: the shell's colour scheme, followed live; Tap Me's tile and Spouty's colour turn dark.
+        let (medium, spouty) = (shown[1], shown[2])
+        #expect(shell.display.colour(x: spouty.x + 12, y: spouty.y + 20) == "#d6ebff", "Spouty's light colour")
+        try shell.writeSettings(colourScheme: "prefer-dark")
+        for (tile, colour) in [(medium, "#2c2c2e"), (spouty, "#173049")] {
+            #expect(await eventually(timeout: 5) { shell.display.colour(x: tile.x + 12, y: tile.y + 20) == colour },
+                "\(tile) is \(shell.display.colour(x: tile.x + 12, y: tile.y + 20) ?? "unreadable") in the dark")
+        }
+        let dark = try await shell.screenshot("gnome-shell-dark.png", of: area)
+        #expect(dark >= 12, "the dark desktop with the examples shows more than \(dark) colours")
+        try await shell.expectNoExtensionErrors()
+    }
+}
+
+extension ShellSession {
+    /// Emoji Rangers, started as in BoardTests.screenshots: Spouty at 60% health, its timeline still.
+    func launchEmojiRangers() async throws {
+        let rangers = try fixture.installEmojiRangers(["EMOJI_RANGERS_STEP": "600", "EMOJI_RANGERS_START_HEALTH": "60"])
+        try await fixture.launchEmojiRangers(app.connection, record: rangers)
+    }
+}

@@ -57,6 +57,18 @@ extension RendererSession {
         try await place(try exampleFile("tap-me/show-red-link.json"), family: "systemMedium")
     }
 
+    /// What the pictures of the examples show: Tap Me's five widgets, Emoji Rangers' hero (Spouty)
+    /// and leaderboard (Emoji Rangers must run), and the delivery Live Activity, the most relevant.
+    func placeExamples() async throws {
+        try await placeTapMe()
+        for (kind, family, configuration) in [
+            ("EmojiRangerWidget", "systemSmall", ["hero": DBusValue.string("spouty")]), ("LeaderboardWidget", "systemMedium", [:]),
+        ] {
+            _ = try await app.connection.addWidget("org.example.EmojiRangers", kind, family, configuration)
+        }
+        try await startDelivery(eta: 10, options: ["relevance": .double(5)])
+    }
+
     /// Starts the delivery example's Live Activity for order 1234, `eta` minutes away; returns its path.
     @discardableResult
     func startDelivery(eta: Int64 = 10, options: [String: DBusValue] = [:]) async throws -> String {
