@@ -69,6 +69,8 @@ public struct DeliveryContext: Sendable, Equatable {
     public var widgetID: String?
     public var activityID: String?
     public var presentation: ActivityPresentation?
+    /// The id of the element the renderer reported under the click ("" for the background).
+    public var elementID: String?
     public var surface: Surface?
     /// How a URL was chosen.
     public var via: TapVia?
@@ -82,6 +84,7 @@ public struct DeliveryContext: Sendable, Equatable {
         widgetID = source["widget_id"]?.stringValue
         activityID = source["activity_id"]?.stringValue
         presentation = source["presentation"]?.stringValue.flatMap(ActivityPresentation.init(rawValue:))
+        elementID = source["element_id"]?.stringValue
         surface = source["surface"]?.stringValue.flatMap(Surface.init(rawValue:))
         via = source["via"]?.stringValue.flatMap(TapVia.init(rawValue:))
     }

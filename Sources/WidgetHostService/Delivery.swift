@@ -11,7 +11,7 @@ struct Delivery: Sendable {
     var destination: String
     var outcome: TapOutcome
     var activationToken: String?
-    /// `org.widgethost.source`: kind, family, widget_id or activity_id, presentation, surface, via.
+    /// `org.widgethost.source`: kind, family, widget_id or activity_id, presentation, element_id, surface, via.
     var source: [String: DBusValue]
     /// `org.widgethost.deadline`: Unix milliseconds after which the host no
     /// longer waits for the answer, so the app should drop the delivery.

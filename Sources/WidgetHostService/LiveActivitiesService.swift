@@ -183,7 +183,7 @@ extension HostService: Host1LiveActivities.Server {
                 app: app.options, now: now)
             let source: [String: DBusValue] = [
                 "activity_id": .string(id), "attributes_type": .string(activity.attributesType),
-                "presentation": .string(presentation.rawValue), "surface": .string(surface.rawValue),
+                "presentation": .string(presentation.rawValue), "element_id": .string(elementID), "surface": .string(surface.rawValue),
             ]
             deliverTap(
                 Host1LiveActivity.objectPath(id), resolution, app: app, token: token, source: source, reply: reply, deliver: deliver)

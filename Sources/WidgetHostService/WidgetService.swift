@@ -111,7 +111,7 @@ extension HostService: Host1Widget.Server {
             let resolution = try WidgetTapRules.resolve(elementID: elementID, surface: surface, policy: configuration.linkPolicy, context)
             let source: [String: DBusValue] = [
                 "kind": .string(widget.kind), "family": .string(widget.family.rawValue), "widget_id": .string(id),
-                "surface": .string(surface.rawValue),
+                "element_id": .string(elementID), "surface": .string(surface.rawValue),
             ]
             deliverTap(
                 Host1Widget.objectPath(id), resolution, app: app, token: token, source: source, reply: reply, deliver: deliver)

@@ -350,16 +350,21 @@ final class BoardSession: ScreenSession, @unchecked Sendable {
     let record: String
     let app: AppPeer
     var rangersRecord = ""
-    private let board: Launched
+    private var board: Launched
+    /// The appearance the board was started in: light or dark.
+    private(set) var theme: String
     let environment: [String: String]
     var rendererOutput: String { "board: \(board.printed())" }
 
-    private init(fixture: HostFixture, display: VirtualDisplay, record: String, app: AppPeer, board: Launched, environment: [String: String]) {
+    private init(
+        fixture: HostFixture, display: VirtualDisplay, record: String, app: AppPeer, board: Launched, theme: String, environment: [String: String]
+    ) {
         self.fixture = fixture
         self.display = display
         self.record = record
         self.app = app
         self.board = board
+        self.theme = theme
         self.environment = environment
     }
 
@@ -381,7 +386,8 @@ final class BoardSession: ScreenSession, @unchecked Sendable {
             let app = try await AppPeer(fixture, appID: "org.example.TapMe", protocol: "freedesktop", schemes: ["tap-me-widget"])
             try await app.registerWidgets(try exampleFile("tap-me/bundle.json"))
             if let rangersRecord { try await fixture.launchEmojiRangers(app.connection, record: rangersRecord) }
-            let session = BoardSession(fixture: fixture, display: display, record: record, app: app, board: board, environment: environment)
+            let session = BoardSession(
+                fixture: fixture, display: display, record: record, app: app, board: board, theme: theme, environment: environment)
             session.rangersRecord = rangersRecord ?? ""
             return session
         } catch {
@@ -413,6 +419,14 @@ final class BoardSession: ScreenSession, @unchecked Sendable {
             problems.append("attempt \(attempt): \(board.printed())")
         }
         throw PrivateBusError("widget-board showed no window on \(display.display):\n\(problems.joined(separator: "\n"))\nXvfb: \(display.log)")
+    }
+
+    /// Ends the board and starts it again in `theme` on the same display, next to the same host.
+    func relaunch(theme: String) async throws {
+        board.stop()
+        await waitForExit(board.process)
+        board = try await Self.launchBoard(fixture, on: display, environment: environment, theme: theme)
+        self.theme = theme
     }
 
     /// The board's window on the screen.

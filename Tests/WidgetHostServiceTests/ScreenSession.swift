@@ -8,6 +8,8 @@ struct ScreenElement: Decodable, CustomStringConvertible {
     let name: String, role: String, x: Int, y: Int, width: Int, height: Int
     /// When drive.py first saw it showing (Unix seconds).
     let seen: Double
+    /// Its AT-SPI states (`checked`, `pressed`, `focused` …); nil when not reported.
+    var states: [String]? = nil
     var description: String { "\(role) '\(name)' at \(x),\(y) size \(width)×\(height)" }
 }
 
@@ -77,12 +79,17 @@ extension RendererSession {
             options.merging(["attributes": .vardict(["order": .string("1234")]), "state": .vardict(["eta_minutes": .int64(eta)])]) { given, _ in given })
     }
 
+    /// Runs drive.py with `arguments` and returns what it did, failed or not.
+    func tryDrive(_ arguments: [String]) async throws -> CommandResult {
+        try await runCommand(
+            "/usr/bin/python3", [repositoryRoot.appendingPathComponent("Tests/Fixtures/board/drive.py").path] + driveOptions + arguments,
+            environment: fixture.environment.merging(environment) { _, new in new }, timeout: 60)
+    }
+
     /// Runs drive.py with `arguments`; fails the test with what it printed when it fails.
     @discardableResult
     func drive(_ arguments: String...) async throws -> String {
-        let result = try await runCommand(
-            "/usr/bin/python3", [repositoryRoot.appendingPathComponent("Tests/Fixtures/board/drive.py").path] + driveOptions + arguments,
-            environment: fixture.environment.merging(environment) { _, new in new }, timeout: 60)
+        let result = try await tryDrive(arguments)
         if !result.succeeded {
             Issue.record("drive.py \(arguments.joined(separator: " ")) failed: \(result)\n\(rendererOutput)")
             throw PrivateBusError("drive.py failed")
@@ -151,21 +158,55 @@ func endProcess(_ process: Process) {
 }
 
 extension VirtualDisplay {
-    /// The colour of the screen at x, y as "#rrggbb", read from Xvfb's framebuffer file (XWD,
-    /// 32 bits a pixel, as widgetboard/screenshot.py reads it); nil when it cannot be read.
+    /// The colour of the screen at x, y as "#rrggbb"; nil when it cannot be read.
     func colour(x: Int, y: Int) -> String? {
+        Screen(framebuffer)?.pixel(x: x, y: y).map(\.hex)
+    }
+}
+
+/// An RGB colour of the screen.
+struct Pixel: Equatable {
+    var r: Int, g: Int, b: Int
+
+    /// From "#rrggbb" or "#rgb"; nil for anything else.
+    init?(hex: String) {
+        var digits = Array(hex.hasPrefix("#") ? hex.dropFirst() : "")
+        if digits.count == 3 { digits = digits.flatMap { [$0, $0] } }
+        guard digits.count == 6, let value = Int(String(digits), radix: 16) else { return nil }
+        (r, g, b) = (value >> 16 & 0xff, value >> 8 & 0xff, value & 0xff)
+    }
+
+    init(r: Int, g: Int, b: Int) { (self.r, self.g, self.b) = (r, g, b) }
+
+    var hex: String { String(format: "#%02x%02x%02x", r, g, b) }
+
+    /// The largest difference of one channel.
+    func distance(to other: Pixel) -> Int { max(abs(r - other.r), abs(g - other.g), abs(b - other.b)) }
+}
+
+/// What the screen showed when it was read: Xvfb's framebuffer file (XWD, 32 bits a pixel,
+/// as widgetboard/screenshot.py reads it), read once for many pixels.
+struct Screen {
+    private let data: Data
+    private let start: Int, width: Int, height: Int, bytesPerLine: Int, littleEndian: Bool
+
+    init?(_ framebuffer: String) {
         guard let data = FileManager.default.contents(atPath: framebuffer), data.count >= 100 else { return nil }
         func field(_ index: Int) -> Int {
             data[index * 4..<index * 4 + 4].reduce(0) { $0 << 8 | Int($1) }
         }
-        let (headerSize, width, height, byteOrder) = (field(0), field(4), field(5), field(7))
-        let (bitsPerPixel, bytesPerLine, colours) = (field(11), field(12), field(19))
-        guard bitsPerPixel == 32, (0..<width).contains(x), (0..<height).contains(y) else { return nil }
-        let at = headerSize + colours * 12 + y * bytesPerLine + x * 4
+        guard field(11) == 32 else { return nil }
+        self.data = data
+        (start, width, height, bytesPerLine, littleEndian) = (field(0) + field(19) * 12, field(4), field(5), field(12), field(7) == 0)
+    }
+
+    func pixel(x: Int, y: Int) -> Pixel? {
+        guard (0..<width).contains(x), (0..<height).contains(y) else { return nil }
+        let at = start + y * bytesPerLine + x * 4
         guard at + 4 <= data.count else { return nil }
-        let pixel = Array(data[at..<at + 4])
-        let (r, g, b) = byteOrder == 0 ? (pixel[2], pixel[1], pixel[0]) : (pixel[1], pixel[2], pixel[3])
-        return String(format: "#%02x%02x%02x", r, g, b)
+        let base = data.startIndex + at
+        let (p0, p1, p2, p3) = (Int(data[base]), Int(data[base + 1]), Int(data[base + 2]), Int(data[base + 3]))
+        return littleEndian ? Pixel(r: p2, g: p1, b: p0) : Pixel(r: p1, g: p2, b: p3)
     }
 }
 

@@ -150,6 +150,7 @@ struct WidgetTests {
         #expect(platform?["activation-token"] == "'token-red'")
         #expect(platform?["desktop-startup-id"] == "'token-red'")
         #expect(platform?["org.widgethost.source"]?.contains("'widget_id': <'\(widgets["red"]!.split(separator: "/").last!)'>") == true)
+        #expect(platform?["org.widgethost.source"]?.contains("'element_id': <'label'>") == true, "the app learns which element was tapped: \(platform ?? [:])")
         let signalled = await eventually { tapped.messages.count == 5 }
         #expect(signalled, "Tapped signals: \(tapped.events)")
     }

@@ -6,11 +6,13 @@ It finds what is on screen through the AT-SPI accessibility tree
 X display in $DISPLAY. With --app NAME it looks only inside the application
 of that name (gnome-shell, whose actors are placed on the screen itself):
 
-    drive.py find NAME [--role ROLE] [--timeout S]   wait for an element; print it as JSON
+    drive.py find NAME [--role ROLE] [--timeout S]   wait for an element; print it as JSON (ROLE may
+                                                     list roles any of which will do: "toggle button|push button")
     drive.py click NAME [--role ROLE] [--timeout S] [--button N]
                                                      find it, then click its centre (with
                                                      pointer button N: 1, or 3 for a secondary click)
     drive.py hover NAME [--role ROLE] [--timeout S]  find it, then move the pointer onto it
+    drive.py clickat X Y [--button N]                click at X, Y of the screen
     drive.py focus NAME [--role ROLE] [--timeout S]  find it and give it the keyboard focus
     drive.py gone NAME [--timeout S]                 wait until no element is named NAME
     drive.py key KEY...                              press keys (xdotool names: Tab, Return)
@@ -18,8 +20,9 @@ of that name (gnome-shell, whose actors are placed on the screen itself):
     drive.py park                                    move the pointer off the board (no hover, no tooltip)
     drive.py tree                                    print the board's accessible tree
 
-An element is printed as {"name", "role", "x", "y", "width", "height", "seen"}, x
-and y on the screen, seen the Unix time it was first found showing. Exits 1
+An element is printed as {"name", "role", "x", "y", "width", "height", "seen", "states"},
+x and y on the screen, seen the Unix time it was first found showing, states its
+AT-SPI states ("checked", "pressed", "focused" ...). Exits 1
 (saying what it saw) when nothing matches in time.
 """
 import argparse
@@ -73,19 +76,19 @@ def matches(name, role):
     for app in board_apps():
         for accessible, _ in walk(app):
             try:
-                if accessible.name == name and (role is None or accessible.getRoleName() == role) and showing(accessible):
+                if accessible.name == name and (role is None or accessible.getRoleName() in role.split("|")) and showing(accessible):
                     yield accessible
             except Exception:  # noqa: BLE001
                 continue
 
 
-def window_title(accessible):
-    """The title of the window an element is in (the board's, the gallery's)."""
+def window_of(accessible):
+    """The window an element is in (the board's, the gallery's): its frame or dialog, else None."""
     while accessible is not None:
         if accessible.getRoleName() in ("frame", "dialog", "window") and accessible.name:
-            return accessible.name
+            return accessible
         accessible = accessible.parent
-    return WINDOW_TITLE
+    return None
 
 
 def window_geometry(title):
@@ -96,21 +99,30 @@ def window_geometry(title):
     return {k: int(v) for k, v in (line.split("=", 1) for line in out.splitlines() if "=" in line) if v.isdigit()}
 
 
-def window_origin(title):
-    """Where a window is on the screen: GTK reports extents in window coordinates."""
+def window_origin(window):
+    """Where a window's content is on the screen: GTK reports extents in window coordinates,
+    which start inside the margin a client-side decorated window keeps around itself (for its
+    shadow) — half of what its X window is larger than the window's extents."""
+    title = window.name if window is not None else WINDOW_TITLE
     values = window_geometry(title)
-    return values.get("X", 0), values.get("Y", 0)
+    x, y = values.get("X", 0), values.get("Y", 0)
+    if window is not None and "WIDTH" in values:
+        extents = window.queryComponent().getExtents(pyatspi.WINDOW_COORDS)
+        x += max(0, values["WIDTH"] - extents.width) // 2
+        y += max(0, values.get("HEIGHT", 0) - extents.height) // 2
+    return x, y
 
 
 def describe(accessible):
+    states = sorted(pyatspi.stateToString(s) for s in accessible.getState().getStates())
     if APP is not None:
         extents = accessible.queryComponent().getExtents(pyatspi.DESKTOP_COORDS)
         return {"name": accessible.name, "role": accessible.getRoleName(), "x": extents.x, "y": extents.y,
-                "width": extents.width, "height": extents.height, "seen": time.time()}
+                "width": extents.width, "height": extents.height, "seen": time.time(), "states": states}
     extents = accessible.queryComponent().getExtents(pyatspi.WINDOW_COORDS)
-    ox, oy = window_origin(window_title(accessible))
+    ox, oy = window_origin(window_of(accessible))
     return {"name": accessible.name, "role": accessible.getRoleName(), "x": ox + extents.x, "y": oy + extents.y,
-            "width": extents.width, "height": extents.height, "seen": time.time()}
+            "width": extents.width, "height": extents.height, "seen": time.time(), "states": states}
 
 
 def describe_briefly(accessible):
@@ -163,7 +175,7 @@ def move_to(x, y):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("command", choices=["find", "click", "hover", "focus", "gone", "key", "window", "park", "tree"])
+    parser.add_argument("command", choices=["find", "click", "clickat", "hover", "focus", "gone", "key", "window", "park", "tree"])
     parser.add_argument("args", nargs="*")
     parser.add_argument("--role")
     parser.add_argument("--timeout", type=float, default=10)
@@ -190,6 +202,9 @@ def main():
         if options.command == "click":
             subprocess.run(["xdotool", "click", str(options.button)], check=True)
         print(json.dumps(found), flush=True)
+    elif options.command == "clickat":
+        move_to(int(options.args[0]), int(options.args[1]))
+        subprocess.run(["xdotool", "click", str(options.button)], check=True)
     elif options.command == "gone":
         deadline = time.monotonic() + options.timeout
         while any(True for _ in matches(options.args[0], None)):

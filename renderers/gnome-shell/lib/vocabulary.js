@@ -249,9 +249,11 @@ export class Renderer {
         box.style = `spacing: ${Math.max(0, number(element.spacing, defaultOf(element.type, 'spacing')))}px;`;
         const cross = ALIGN[element.alignment] ?? Clutter.ActorAlign.CENTER;
         const items = children(element);
-        for (const child of items) {
-            const actor = this.element(child, vertical);
-            if (!actor.widgethostFillsAcross) {
+        const actors = items.map(child => this.element(child, vertical));
+        for (const actor of actors) {
+            // A stack a spacer stretches across this one fills it across, as a divider does.
+            const stretched = vertical ? actor.widgethostPushesX : actor.widgethostPushesY;
+            if (!actor.widgethostFillsAcross && !stretched) {
                 if (vertical)
                     actor.x_align = cross;
                 else
@@ -260,15 +262,18 @@ export class Renderer {
             box.add_child(actor);
         }
         // A stack takes the room its content needs, centred as SwiftUI centres
-        // it, and the whole length of its axis when a spacer pushes its content apart.
-        if (items.some(c => c.type === 'spacer')) {
-            if (vertical) {
-                box.y_expand = true;
-                box.y_align = Clutter.ActorAlign.FILL;
-            } else {
-                box.x_expand = true;
-                box.x_align = Clutter.ActorAlign.FILL;
-            }
+        // it, and the whole length of an axis along which a spacer pushes its
+        // content apart: its own spacer, or one in a stack inside it.
+        const spacer = items.some(c => c.type === 'spacer');
+        if ((spacer && !vertical) || actors.some(a => a.widgethostPushesX)) {
+            box.x_expand = true;
+            box.x_align = Clutter.ActorAlign.FILL;
+            box.widgethostPushesX = true;
+        }
+        if ((spacer && vertical) || actors.some(a => a.widgethostPushesY)) {
+            box.y_expand = true;
+            box.y_align = Clutter.ActorAlign.FILL;
+            box.widgethostPushesY = true;
         }
         return box;
     }

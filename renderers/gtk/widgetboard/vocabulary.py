@@ -250,13 +250,16 @@ class Renderer:
     def stack(self, element, children, axis):
         box = Gtk.Box(orientation=axis, spacing=int(number(element.get("spacing"), default(element.get("type"), "spacing"))))
         cross = ALIGN.get(element.get("alignment"), Gtk.Align.CENTER)
+        across = Gtk.Orientation.HORIZONTAL if axis == Gtk.Orientation.VERTICAL else Gtk.Orientation.VERTICAL
         for child in children:
             widget = self.element(child, axis)
-            if axis == Gtk.Orientation.VERTICAL:
-                if widget.get_halign() == Gtk.Align.FILL and not isinstance(widget, Gtk.Separator):
+            # Every child lines up as `alignment` says, but those that fill the stack across: a
+            # divider, a colour, a bar, and a stack a spacer stretches that way.
+            if not isinstance(widget, Gtk.Separator) and not widget.compute_expand(across):
+                if axis == Gtk.Orientation.VERTICAL:
                     widget.set_halign(cross)
-            elif widget.get_valign() == Gtk.Align.FILL and not isinstance(widget, Gtk.Separator):
-                widget.set_valign(cross)
+                else:
+                    widget.set_valign(cross)
             box.append(widget)
         # A stack takes the room its content needs, centred as SwiftUI centres
         # it, and the whole length of its axis when a spacer pushes its content apart.
@@ -286,8 +289,7 @@ class Renderer:
                 widget.set_halign(align if widget.get_halign() == Gtk.Align.FILL else widget.get_halign())
                 widget.set_valign(align if widget.get_valign() == Gtk.Align.FILL else widget.get_valign())
                 overlay.add_overlay(widget)
-        overlay.set_hexpand(True)
-        overlay.set_vexpand(True)
+        # Its first child sets its size: it takes no more room than that.
         return overlay
 
     def make_text(self, element, _children, _):
@@ -307,12 +309,11 @@ class Renderer:
         if isinstance(src, str):
             texture = texture_from_url(src)
             if texture is not None:
-                image = Gtk.Picture.new_for_paintable(texture)
-                image.set_can_shrink(True)
-                image.set_size_request(size, size)
+                # An image is `size` square whatever room it is given, as an icon is.
+                image = Gtk.Image.new_from_paintable(texture)
         if image is None:
             image = Gtk.Image.new_from_icon_name(icon if isinstance(icon, str) and icon else "image-missing")
-            image.set_pixel_size(size)
+        image.set_pixel_size(size)
         image.set_halign(Gtk.Align.CENTER)
         image.set_valign(Gtk.Align.CENTER)
         name = accessible_name(element, self.bindings)
