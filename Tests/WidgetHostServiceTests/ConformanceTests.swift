@@ -429,7 +429,7 @@ final class ExternalSession: ConformanceScreen, @unchecked Sendable {
     func show(_ appearance: ConformanceCase.Appearance) async throws {
         guard appearance != self.appearance else { return }
         endRenderer()
-        try ShellSession.writeSettings(fixture, colourScheme: appearance == .dark ? "prefer-dark" : "default")
+        try fixture.writeShellSettings(colourScheme: appearance == .dark ? "prefer-dark" : "default")
         renderer = try fixture.launch(
             "/bin/sh", ["-c", command], environment: environment.merging(["WIDGETHOST_APPEARANCE": appearance.rawValue]) { _, new in new })
         self.appearance = appearance
