@@ -441,28 +441,6 @@ final class BoardSession: ScreenSession, @unchecked Sendable {
         return object?["order"] as? [String] ?? []
     }
 
-    /// Waits for Emoji Rangers to have one placed widget whose configuration `matching` accepts.
-    func rangersWidget(_ matching: @escaping ([String: DBusValue]) -> Bool) async throws -> (path: String, family: String) {
-        var found: (String, String)?
-        _ = try await eventually(timeout: 10) {
-            let current = try await app.connection.call(
-                destination: "org.widgethost.Host1", path: "/org/widgethost/Host1", interface: "org.widgethost.Host1.Widgets",
-                member: "CurrentConfigurations", [.string("org.example.EmojiRangers")])
-            for row in current.first?.arrayElements ?? [] {
-                guard case .structure(let fields) = row, fields.count == 5, case .string(let family) = fields[2],
-                    let configuration = fields[4].stringKeyedEntries?.mapValues(\.unwrapped), matching(configuration)
-                else { continue }
-                found = (fields[0].stringValue ?? "", family)
-            }
-            return found != nil
-        }
-        guard let found else {
-            Issue.record("Emoji Rangers has no such widget; the board printed: \(board.printed())")
-            throw PrivateBusError("no such widget")
-        }
-        return found
-    }
-
     func stop() {
         app.close()
         board.stop()

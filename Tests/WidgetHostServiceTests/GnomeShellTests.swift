@@ -189,6 +189,191 @@ struct GnomeShellTests {
         #expect(criticals.isEmpty, "\(criticals)")
     }
 
+    @Test("A widget dragged with the mouse stays where it is dropped, kept in GSettings through a host restart and a shell restart; the others flow into the space it left; a click without a move still taps")
+    func dragging() async throws {
+        let shell = try await ShellSession.start()
+        defer { shell.stop() }
+        let red = try await shell.place(try exampleFile("tap-me/red.json"))
+        try await shell.place(#"{"type":"text","text":"Second"}"#)
+        let before = try await shell.element("Tap for red", role: "push button")
+        let second = try await shell.element("Second", role: "push button")
+        // The primary monitor's work area starts a margin (24) above and left of the first widget.
+        let (areaX, areaY) = (before.x - 24, before.y - 24)
+
+        // Pressed on the widget's text, moved and released: the widget follows the pointer and stays where it was dropped.
+        try await shell.drag(fromX: before.x + 40, y: before.y + 40, by: 420, 260) {
+            let held = try await shell.element("Tap for red", role: "push button")
+            #expect(held.x == before.x + 420 && held.y == before.y + 260, "following the pointer before the release: \(held)")
+        }
+        let after = try await shell.element("Tap for red", role: "push button")
+        #expect(after.x == before.x + 420 && after.y == before.y + 260, "dropped 420, 260 further: \(before) → \(after)")
+        #expect(shell.display.colour(x: after.x + 20, y: after.y + after.height - 20) == "#ff0000", "drawn where it was dropped")
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(!shell.records().contains { $0["call"] as? String == "open" }, "a drag is no tap: \(shell.records())")
+        // Kept in the extension's GSettings: (monitor, x, y) from the work area's top left.
+        let id = String(red.split(separator: "/").last ?? "")
+        let saved = "{'\(id)': (0, \(after.x - areaX), \(after.y - areaY))}"
+        #expect(await eventually(timeout: 3) { shell.extensionSettings()["widget-positions"] == saved },
+            "widget-positions is \(shell.extensionSettings()), not \(saved)")
+        // The widget never dragged flows into the free space: the first place, which the red one left.
+        let flowed = try await shell.element("Second", role: "push button")
+        #expect(flowed.x == before.x && flowed.y == before.y && second.x > before.x, "\(second) → \(flowed)")
+
+        // A click without a move taps, as ever.
+        try await shell.drive("click", "Tap for red", "--role", "push button")
+        _ = try await shell.waitForRecord { ($0["uris"] as? [String]) == ["tap-me-widget://show-red"] }
+
+        // The place outlives the host's restart and the shell's.
+        await shell.fixture.stopHost()
+        try await shell.drive("gone", "Tap for red", "--timeout", "5")
+        try await shell.fixture.startHost()
+        let back = try await shell.element("Tap for red", role: "push button")
+        #expect(back.x == after.x && back.y == after.y, "after the host's restart: \(back)")
+        try await shell.restartShell()
+        let again = try await shell.element("Tap for red", role: "push button")
+        #expect(again.x == after.x && again.y == after.y, "after the shell's restart: \(again)")
+        #expect(shell.extensionSettings()["widget-positions"] == saved)
+        try await shell.expectNoExtensionErrors()
+    }
+
+    @Test("Widgets are added from the desktop's menu, where it opened, and from the top bar's WidgetHost menu; a widget's own menu configures it with the app's choices and removes it")
+    func menus() async throws {
+        let shell = try await ShellSession.start(rangers: ["EMOJI_RANGERS_STEP": "600"])
+        defer { shell.stop() }
+        // A secondary click on the wallpaper opens the desktop's menu, Add Widget first; the kinds come from ListBundles.
+        try await shell.xdotool("mousemove", "--sync", "700", "400", "click", "3")
+        try await shell.drive("find", "Change Background…", "--role", "label")
+        try await shell.drive("click", "Add Widget", "--role", "menu item")
+        try await shell.drive("find", "Emoji Rangers", "--role", "menu item")
+        try await shell.drive("click", "Ranger Detail, Small", "--role", "menu item")
+        let placed = try await shell.rangersWidget { _ in true }
+        #expect(placed.family == "systemSmall")
+        let ranger = try await shell.element("Spouty, 40% health", role: "push button")
+        #expect(ranger.x == 700 && ranger.y == 400, "placed where the menu opened: \(ranger)")
+
+        // The top bar's WidgetHost menu adds one too, which flows into the free space.
+        try await shell.drive("click", "WidgetHost", "--role", "menu")
+        try await shell.drive("click", "Add Widget", "--role", "menu item")
+        try await shell.drive("click", "Tap Me, Medium", "--role", "menu item")
+        _ = await eventually(timeout: 5) { (try? await shell.placedWidgets(of: "org.example.TapMe").count) == 1 }
+        let tapMe = try await shell.placedWidgets(of: "org.example.TapMe")
+        #expect(tapMe.map(\.family) == ["systemMedium"], "\(tapMe)")
+        let drawn = try await shell.element("TapMeWidget", role: "push button")
+        #expect(drawn.width == 364 && drawn.x < ranger.x, "\(drawn)")
+
+        // The widget's own menu: Configure offers the app's heroes (GetConfigurationOptions); the app gets the one chosen.
+        try await shell.xdotool("mousemove", "--sync", "\(ranger.x + 30)", "\(ranger.y + 30)", "click", "3")
+        try await shell.drive("click", "Configure", "--role", "menu item")
+        try await shell.drive("click", "🦄 Egghead", "--role", "menu item")
+        _ = try await shell.rangersWidget { $0["hero"] == .string("egghead") }
+        try await shell.drive("find", "Egghead, 40% health", "--role", "push button")
+        #expect(shell.fixture.records(shell.rangersRecord).contains {
+            $0["call"] as? String == "timeline" && (($0["configuration"] as? [String: Any])?["hero"] as? String) == "egghead"
+        }, "the app was asked for the chosen hero's timeline: \(shell.fixture.records(shell.rangersRecord))")
+
+        // Remove Widget removes it from the host, and so from the desktop.
+        try await shell.xdotool("mousemove", "--sync", "\(ranger.x + 30)", "\(ranger.y + 30)", "click", "3")
+        try await shell.drive("click", "Remove Widget", "--role", "menu item")
+        try await shell.drive("gone", "Egghead, 40% health", "--timeout", "3")
+        #expect(try await shell.placedWidgets(of: "org.example.EmojiRangers").isEmpty, "removed from the host, not just the desktop")
+        #expect(!shell.records().contains { $0["call"] as? String == "open" }, "no menu click is a tap: \(shell.records())")
+        try await shell.expectNoExtensionErrors()
+    }
+
+    @Test("The keyboard reaches the widgets: Super+Alt+W and the top bar's Focus Widgets focus the first in reading order, Tab and Shift+Tab go through the widgets and their links, the arrows from widget to widget, Enter and Space tap, Menu opens a widget's menu, Ctrl and an arrow move it, Escape goes back")
+    func keyboard() async throws {
+        let shell = try await ShellSession.start()
+        defer { shell.stop() }
+        try await shell.place(try exampleFile("tap-me/red.json"))
+        try await shell.place(try exampleFile("tap-me/show-red-link.json"), family: "systemMedium")
+        try await shell.drive("find", "Show Red View", "--role", "link")
+
+        // The shortcut gives the first widget the focus; Enter taps it.
+        try await shell.drive("key", "super+alt+w")
+        try await shell.drive("focused", "Tap for red")
+        try await shell.drive("key", "Return")
+        _ = try await shell.waitForRecord { ($0["uris"] as? [String]) == ["tap-me-widget://show-red"] }
+        // Tab: the next widget (its background taps its widgetURL), then the link in it.
+        try await shell.drive("key", "Tab")
+        try await shell.drive("focused", "Tap Me Show Red View")
+        try await shell.drive("key", "Return")
+        _ = try await shell.waitForRecord { ($0["uris"] as? [String]) == ["tap-me-widget://show-blue"] }
+        try await shell.drive("key", "Tab")
+        try await shell.drive("focused", "Show Red View")
+        try await shell.drive("key", "space")
+        _ = await eventually(timeout: 5) { shell.records().filter { ($0["uris"] as? [String]) == ["tap-me-widget://show-red"] }.count == 2 }
+        let links = shell.records().filter { ($0["uris"] as? [String]) == ["tap-me-widget://show-red"] }
+        #expect(links.count == 2, "Space on the link opens its URL: \(shell.records())")
+        let linkSource = (links.last?["platform_data"] as? [String: String])?["org.widgethost.source"] ?? ""
+        #expect(linkSource.contains("'via': <'link'>"), "\(links)")
+
+        // Shift+Tab goes back to the widget; Left to the widget left of it.
+        try await shell.drive("key", "shift+Tab")
+        try await shell.drive("focused", "Tap Me Show Red View")
+        try await shell.drive("key", "Left")
+        try await shell.drive("focused", "Tap for red")
+        // Ctrl and an arrow move the focused widget, and it stays there as a dragged one does.
+        let red = try await shell.element("Tap for red", role: "push button")
+        try await shell.drive("key", "ctrl+Down", "ctrl+Down")
+        let moved = try await shell.element("Tap for red", role: "push button")
+        #expect(moved.x == red.x && moved.y == red.y + 32, "two steps of 16 down: \(red) → \(moved)")
+        #expect(await eventually(timeout: 3) { shell.extensionSettings()["widget-positions"]?.contains("(0, 24, 56)") == true },
+            "\(shell.extensionSettings())")
+        // Menu opens the focused widget's own menu; Escape closes it.
+        try await shell.drive("key", "Menu")
+        try await shell.drive("find", "Remove Widget", "--role", "menu item", "--timeout", "3")
+        try await shell.drive("key", "Escape")
+        try await shell.drive("gone", "Remove Widget", "--timeout", "3")
+
+        // Escape gives the keyboard back; the top bar's Focus Widgets brings it to the first widget again,
+        // in reading order: the medium one, now that the red one is lower.
+        try await shell.drive("key", "Escape")
+        try await Task.sleep(for: .milliseconds(300))
+        let away = try await runCommand(
+            "/usr/bin/python3", [repositoryRoot.appendingPathComponent("Tests/Fixtures/board/drive.py").path, "--app", "gnome-shell", "focused", "--timeout", "0"],
+            environment: shell.fixture.environment.merging(shell.environment) { _, new in new })
+        #expect(!away.stdout.contains("Tap"), "Escape takes the focus off the widgets: \(away)")
+        try await shell.drive("click", "WidgetHost", "--role", "menu")
+        try await shell.drive("click", "Focus Widgets", "--role", "menu item")
+        try await shell.drive("focused", "Tap Me Show Red View")
+        try await shell.expectNoExtensionErrors()
+    }
+
+    @Test("The preferences open with gnome-extensions prefs; their switches hide and show the desktop's widgets and the top bar's Live Activities at once, and Reset Layout puts a dragged widget back in the flow")
+    func preferences() async throws {
+        let shell = try await ShellSession.start()
+        defer { shell.stop() }
+        try await shell.place(try exampleFile("tap-me/red.json"))
+        try await shell.startDelivery(eta: 10)
+        let before = try await shell.element("Tap for red", role: "push button")
+        try await shell.drive("find", "Delivery 10 min", "--role", "push button")
+        try await shell.drag(fromX: before.x + 40, y: before.y + 40, by: 300, 200)
+        _ = await eventually(timeout: 3) { shell.extensionSettings()["widget-positions"] != nil }
+
+        let prefs = try await shell.openPreferences()
+        defer { prefs.stop() }
+        try await shell.inPreferences("find", "Show Widgets on the Desktop", "--timeout", "15")
+        try await shell.pressInPreferences("Show Widgets on the Desktop", role: "check box")
+        try await shell.drive("gone", "Tap for red", "--timeout", "3")
+        #expect(shell.extensionSettings()["show-widgets"] == "false")
+        try await shell.pressInPreferences("Show Widgets on the Desktop", role: "check box")
+        let shown = try await shell.element("Tap for red", role: "push button", timeout: 3)
+        #expect(shown.x == before.x + 300 && shown.y == before.y + 200, "back where it was dragged: \(shown)")
+
+        try await shell.pressInPreferences("Show Live Activities in the Top Bar", role: "check box")
+        try await shell.drive("gone", "Delivery 10 min", "--timeout", "3")
+        try await shell.pressInPreferences("Show Live Activities in the Top Bar", role: "check box")
+        try await shell.drive("find", "Delivery 10 min", "--role", "push button", "--timeout", "3")
+
+        try await shell.pressInPreferences("Reset Layout", role: "push button")
+        #expect(await eventually(timeout: 3) {
+            let element = try? await shell.element("Tap for red", role: "push button")
+            return element?.x == before.x && element?.y == before.y
+        }, "Reset Layout puts the widget back where it flowed: \(before)")
+        #expect(shell.extensionSettings()["widget-positions"] == nil, "\(shell.extensionSettings())")
+        try await shell.expectNoExtensionErrors()
+    }
+
     @Test("The entry point for GNOME Shell 45 and later loads as an ES module with the shell's modules stubbed, lib/vocabulary.js holds the rendering vocabulary's declaration, and lib/'s functions compute what they should")
     func modules() async throws {
         let work = FileManager.default.temporaryDirectory.appendingPathComponent("widgethost-gjs-\(UUID().uuidString.prefix(8))")
@@ -243,7 +428,7 @@ struct GnomeShellInstallTests {
             let result = try await runCommand(Self.install, ["--shell-version", version] + arguments, adding: ["XDG_DATA_HOME": dataHome])
             #expect(result.succeeded, "\(result)")
             let installed = URL(fileURLWithPath: arguments.first ?? dataHome).appendingPathComponent("gnome-shell/extensions/widgethost@widgethost.org")
-            for (file, from) in [("extension.js", "\(entry)/extension.js"), ("metadata.json", "\(entry)/metadata.json"),
+            for (file, from) in [("extension.js", "\(entry)/extension.js"), ("prefs.js", "\(entry)/prefs.js"), ("metadata.json", "\(entry)/metadata.json"),
                                  ("stylesheet.css", "stylesheet.css"), ("lib/desktop.js", "lib/desktop.js")] {
                 let copy = try? Data(contentsOf: installed.appendingPathComponent(file))
                 #expect(copy != nil && copy == (try? Data(contentsOf: source.appendingPathComponent(from))), "\(file) is \(from) (GNOME Shell \(version))")
@@ -253,6 +438,9 @@ struct GnomeShellInstallTests {
             let module = try? String(contentsOf: installed.appendingPathComponent("lib/declaration.js"), encoding: .utf8)
             #expect(module?.contains("export const DECLARATION = \(declaration.trimmingCharacters(in: .newlines));") == true,
                 "lib/declaration.js exports vocabulary/vocabulary.json (GNOME Shell \(version))")
+            // The settings' schema, compiled where the shell's getSettings() looks for it.
+            let compiled = installed.appendingPathComponent("schemas/gschemas.compiled").path
+            #expect(FileManager.default.fileExists(atPath: compiled), "\(compiled) (GNOME Shell \(version))")
         }
         let old = try await runCommand(Self.install, ["--shell-version", "42", root.appendingPathComponent("old").path])
         #expect(old.status == 1 && old.stderr.contains("43 or later"), "\(old)")
@@ -410,8 +598,11 @@ final class ShellSession: ScreenSession, GnomeShellSession, @unchecked Sendable 
     let fixture: HostFixture
     let systemBus: PrivateBus
     let display: VirtualDisplay
-    let shell: Launched
+    /// The running gnome-shell (another one after `restartShell`).
+    private(set) var shell: Launched
     let record: String
+    /// Emoji Rangers' record file, when it was started (`start(rangers:)`).
+    var rangersRecord = ""
     let app: AppPeer
     let environment: [String: String]
 
@@ -428,21 +619,25 @@ final class ShellSession: ScreenSession, GnomeShellSession, @unchecked Sendable 
         self.environment = environment
     }
 
-    static func start() async throws -> ShellSession {
+    /// With `rangers`, Emoji Rangers is installed too (with those settings), started, and has published its bundle.
+    static func start(rangers: [String: String]? = nil) async throws -> ShellSession {
         let fixture = try await HostFixture.make()
         var systemBus: PrivateBus?
         var display: VirtualDisplay?
         var shell: Launched?
         do {
             let record = try fixture.installTapMe(environment: ["WIDGETHOST_TEST_ACTIONS": "refresh,toggle-light:b"])
+            let rangersRecord = try rangers.map { try fixture.installEmojiRangers($0) }
             let prepared = try await fixture.prepareGnomeShell()
             systemBus = prepared.systemBus
             display = try VirtualDisplay(directory: fixture.root)
             let environment = prepared.environment.merging(["DISPLAY": display!.display]) { _, new in new }
             shell = try fixture.launch("/usr/bin/gnome-shell", ["--x11", "--replace", "--sm-disable"], environment: environment)
+            let app = try await fixture.tapMePeer()
+            if let rangersRecord { try await fixture.launchEmojiRangers(app.connection, record: rangersRecord) }
             let session = ShellSession(
-                fixture: fixture, systemBus: systemBus!, display: display!, shell: shell!, record: record, app: try await fixture.tapMePeer(),
-                environment: environment)
+                fixture: fixture, systemBus: systemBus!, display: display!, shell: shell!, record: record, app: app, environment: environment)
+            session.rangersRecord = rangersRecord ?? ""
             try await session.waitUntilReady()
             return session
         } catch {
@@ -456,6 +651,98 @@ final class ShellSession: ScreenSession, GnomeShellSession, @unchecked Sendable 
 
     func writeSettings(colourScheme: String) throws {
         try fixture.writeShellSettings(colourScheme: colourScheme)
+    }
+
+    /// Ends gnome-shell and starts it again on the same display and buses, as when a person restarts it (Alt+F2 r).
+    func restartShell() async throws {
+        endProcess(shell.process)
+        shell = try fixture.launch("/usr/bin/gnome-shell", ["--x11", "--replace", "--sm-disable"], environment: environment)
+        try await waitUntilReady()
+    }
+
+    /// Runs xdotool on the shell's display; fails the test when it fails.
+    @discardableResult
+    func xdotool(_ arguments: String...) async throws -> CommandResult {
+        let result = try await runCommand("/usr/bin/xdotool", arguments, environment: fixture.environment.merging(environment) { _, new in new })
+        if !result.succeeded { throw PrivateBusError("xdotool \(arguments.joined(separator: " ")) failed: \(result)") }
+        return result
+    }
+
+    /// Drags with the primary button from x, y by dx, dy as a hand does: a press, a few moves, a
+    /// release; `held` runs before the release.
+    func drag(fromX x: Int, y: Int, by dx: Int, _ dy: Int, held: () async throws -> Void = {}) async throws {
+        try await xdotool("mousemove", "--sync", "\(x)", "\(y)", "mousedown", "1")
+        for step in 1...6 {
+            try await xdotool("mousemove", "--sync", "\(x + dx * step / 6)", "\(y + dy * step / 6)")
+            try await Task.sleep(for: .milliseconds(40))
+        }
+        try await held()
+        try await xdotool("mouseup", "1")
+    }
+
+    /// The extension's keys as GSettings wrote them in the keyfile (GVariant text), by name.
+    func extensionSettings() -> [String: String] {
+        let keyfile = fixture.root.appendingPathComponent("config/glib-2.0/settings/keyfile")
+        var values: [String: String] = [:]
+        var inSection = false
+        for line in ((try? String(contentsOf: keyfile, encoding: .utf8)) ?? "").split(separator: "\n") {
+            if line.hasPrefix("[") {
+                inSection = line == "[org/gnome/shell/extensions/widgethost]"
+            } else if inSection, let equals = line.firstIndex(of: "=") {
+                values[String(line[..<equals])] = String(line[line.index(after: equals)...])
+            }
+        }
+        return values
+    }
+
+    /// Opens the extension's preferences as a person does, with `gnome-extensions prefs`: the shell
+    /// asks org.gnome.Shell.Extensions (the shell's preferences service, started here by D-Bus
+    /// activation on the test's bus) to show them. Returns what ends that service.
+    func openPreferences() async throws -> (stop: () -> Void, log: URL) {
+        let log = fixture.root.appendingPathComponent("preferences.log")
+        let script = fixture.root.appendingPathComponent("preferences-service")
+        let exported = environment.filter { $0.key != "DBUS_SYSTEM_BUS_ADDRESS" }.merging(["GDK_BACKEND": "x11", "GTK_A11Y": "atspi"]) { _, new in new }
+        try """
+        #!/bin/sh
+        \(exported.sorted { $0.key < $1.key }.map { "export \($0.key)='\($0.value)'" }.joined(separator: "\n"))
+        exec /usr/bin/gjs /usr/share/gnome-shell/org.gnome.Shell.Extensions >>'\(log.path)' 2>&1
+
+        """.write(to: script, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: script.path)
+        try fixture.bus.installService(name: "org.gnome.Shell.Extensions", exec: script.path)
+        let opened = try await runCommand(
+            "/usr/bin/gnome-extensions", ["prefs", Self.uuid], environment: fixture.environment.merging(environment) { _, new in new })
+        guard opened.succeeded else {
+            throw PrivateBusError("gnome-extensions prefs failed: \(opened)\n\((try? String(contentsOf: log, encoding: .utf8)) ?? "")")
+        }
+        let fixture = self.fixture
+        return ({
+            // The service's process, by its name's owner on the test's bus.
+            let reply = try? runCommandBlocking("/usr/bin/busctl", ["--address=\(fixture.bus.address)", "call", "org.freedesktop.DBus", "/org/freedesktop/DBus",
+                "org.freedesktop.DBus", "GetConnectionUnixProcessID", "s", "org.gnome.Shell.Extensions"])
+            if let pid = reply?.stdout.split(separator: " ").last.flatMap({ Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }) {
+                kill(pid, SIGTERM)
+            }
+        }, log)
+    }
+
+    /// Gives the element of the preferences window named `name` the keyboard focus (Tab) and presses Space, as a person does.
+    func pressInPreferences(_ name: String, role: String) async throws {
+        try await inPreferences("focus", name, "--role", role)
+        try await inPreferences("key", "space")
+    }
+
+    /// Runs drive.py in every application (the preferences window is not the shell's); fails the test when it fails.
+    @discardableResult
+    func inPreferences(_ arguments: String...) async throws -> String {
+        let result = try await runCommand(
+            "/usr/bin/python3", [repositoryRoot.appendingPathComponent("Tests/Fixtures/board/drive.py").path] + arguments,
+            environment: fixture.environment.merging(environment) { _, new in new }, timeout: 60)
+        if !result.succeeded {
+            Issue.record("drive.py \(arguments.joined(separator: " ")) failed: \(result)")
+            throw PrivateBusError("drive.py failed")
+        }
+        return result.stdout
     }
 
     func press(_ name: String) async throws {

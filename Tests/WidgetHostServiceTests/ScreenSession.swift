@@ -118,6 +118,33 @@ extension RendererSession {
         return found
     }
 
+    /// The widgets of `appID` the host has placed, as its CurrentConfigurations lists them.
+    func placedWidgets(of appID: String) async throws -> [(path: String, family: String, configuration: [String: DBusValue])] {
+        let current = try await app.connection.call(
+            destination: "org.widgethost.Host1", path: "/org/widgethost/Host1", interface: "org.widgethost.Host1.Widgets",
+            member: "CurrentConfigurations", [.string(appID)])
+        return (current.first?.arrayElements ?? []).compactMap { row in
+            guard case .structure(let fields) = row, fields.count == 5, case .string(let family) = fields[2],
+                let configuration = fields[4].stringKeyedEntries?.mapValues(\.unwrapped)
+            else { return nil }
+            return (fields[0].stringValue ?? "", family, configuration)
+        }
+    }
+
+    /// Waits for Emoji Rangers to have one placed widget whose configuration `matching` accepts.
+    func rangersWidget(_ matching: @escaping ([String: DBusValue]) -> Bool) async throws -> (path: String, family: String) {
+        var found: (String, String)?
+        _ = try await eventually(timeout: 10) {
+            found = try await placedWidgets(of: "org.example.EmojiRangers").first { matching($0.configuration) }.map { ($0.path, $0.family) }
+            return found != nil
+        }
+        guard let found else {
+            Issue.record("Emoji Rangers has no such widget; \(rendererOutput)")
+            throw PrivateBusError("no such widget")
+        }
+        return found
+    }
+
     /// Where a screenshot named `name` goes, its folder made: the screenshots folder is
     /// $WIDGETHOST_SCREENSHOTS (relative to the repository, `docs/images` to renew the
     /// docs' pictures), else .build/screenshots.

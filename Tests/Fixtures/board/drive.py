@@ -14,6 +14,8 @@ of that name (gnome-shell, whose actors are placed on the screen itself):
     drive.py hover NAME [--role ROLE] [--timeout S]  find it, then move the pointer onto it
     drive.py clickat X Y [--button N]                click at X, Y of the screen
     drive.py focus NAME [--role ROLE] [--timeout S]  find it and give it the keyboard focus
+    drive.py focused [NAME] [--timeout S]            wait until an element (named NAME) has the
+                                                     keyboard focus; print it as JSON
     drive.py gone NAME [--timeout S]                 wait until no element is named NAME
     drive.py key KEY...                              press keys (xdotool names: Tab, Return)
     drive.py window                                  print the board window's place and size
@@ -68,6 +70,13 @@ def showing(accessible):
         if APP == "gnome-shell":
             return states.contains(pyatspi.STATE_SHOWING)
         return states.contains(pyatspi.STATE_VISIBLE) or states.contains(pyatspi.STATE_SHOWING)
+    except Exception:  # noqa: BLE001 - an object that went away while we looked
+        return False
+
+
+def has_focus(accessible):
+    try:
+        return accessible.getState().contains(pyatspi.STATE_FOCUSED)
     except Exception:  # noqa: BLE001 - an object that went away while we looked
         return False
 
@@ -175,7 +184,7 @@ def move_to(x, y):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("command", choices=["find", "click", "clickat", "hover", "focus", "gone", "key", "window", "park", "tree"])
+    parser.add_argument("command", choices=["find", "click", "clickat", "hover", "focus", "focused", "gone", "key", "window", "park", "tree"])
     parser.add_argument("args", nargs="*")
     parser.add_argument("--role")
     parser.add_argument("--timeout", type=float, default=10)
@@ -189,7 +198,7 @@ def main():
         found = find(options.args[0], options.role, options.timeout)
         move_to(found["x"], found["y"] - 4)
         for _ in range(60):
-            if any(a.getState().contains(pyatspi.STATE_FOCUSED) for a in matches(options.args[0], options.role)):
+            if any(has_focus(a) for a in matches(options.args[0], options.role)):
                 break
             subprocess.run(["xdotool", "key", "Tab"], check=True)
             time.sleep(0.08)
@@ -205,6 +214,18 @@ def main():
     elif options.command == "clickat":
         move_to(int(options.args[0]), int(options.args[1]))
         subprocess.run(["xdotool", "click", str(options.button)], check=True)
+    elif options.command == "focused":
+        deadline = time.monotonic() + options.timeout
+        while True:
+            found = [a for app in board_apps() for a, _ in walk(app) if has_focus(a)]
+            named = [a for a in found if not options.args or a.name == options.args[0]]
+            if named:
+                print(json.dumps(describe(named[0])), flush=True)
+                break
+            if time.monotonic() > deadline:
+                sys.exit(f"drive.py: {options.args[0] if options.args else 'nothing'!r} has no keyboard focus; "
+                         f"the focus is on {[describe_briefly(a) for a in found]}")
+            time.sleep(0.05)
     elif options.command == "gone":
         deadline = time.monotonic() + options.timeout
         while any(True for _ in matches(options.args[0], None)):

@@ -36,8 +36,7 @@ function read(path) {
 // The 45+ extension as install lays it out, its shell imports pointed at stubs.
 const entry = read(`${extension}/extension.js`)
     .replace("'resource:///org/gnome/shell/extensions/extension.js'", "'./stubs/extension.js'")
-    .replace("'resource:///org/gnome/shell/ui/main.js'", "'./stubs/main.js'")
-    .replace("'resource:///org/gnome/shell/ui/panelMenu.js'", "'./stubs/panelMenu.js'");
+    .replace(/'resource:\/\/\/org\/gnome\/shell\/ui\/(main|panelMenu|popupMenu)\.js'/g, "'./stubs/$1.js'");
 check('the 45+ entry imports only the shell modules stubbed here', !entry.includes('resource:///'));
 write(`${work}/extension.js`, entry);
 for (const info of Gio.File.new_for_path(`${extension}/lib`).enumerate_children('standard::name', 0, null)) {
@@ -49,6 +48,7 @@ write(`${work}/stubs/extension.js`,
     'export class Extension { constructor(metadata) { this.metadata = metadata; this.uuid = metadata.uuid; } }\n');
 write(`${work}/stubs/main.js`, 'export const layoutManager = null;\nexport const panel = null;\n');
 write(`${work}/stubs/panelMenu.js`, 'export class Button {}\n');
+write(`${work}/stubs/popupMenu.js`, 'export class PopupMenu {}\n');
 
 const metadata = JSON.parse(read(`${source}/shell-45/metadata.json`));
 check('the 45+ metadata names the uuid', metadata.uuid === 'widgethost@widgethost.org', metadata.uuid);
@@ -92,7 +92,9 @@ const loop = new GLib.MainLoop(null, false);
     }
     same('the defaults are the declared ones', defaults.filter(([, , want, got]) => want !== got), []);
 
-    const {flow} = await import(`file://${work}/lib/desktop.js`);
+    const {flow, arrange, toSaved, fromSaved, areaAt, readingOrder, dragged, savedPositions} =
+        await import(`file://${work}/lib/layout.js`);
+    await import(`file://${work}/lib/desktop.js`);
     const {byPlacement} = await import(`file://${work}/lib/mirror.js`);
     same('colours', [colour('#f80'), colour('#ff880080'), colour('red'), colour({light: '#000', dark: 'white'}, true),
         colour('rgb(1, 2, 3)'), colour('not a colour!'), colour(7)],
@@ -109,6 +111,33 @@ const loop = new GLib.MainLoop(null, false);
     same('widgets flow left to right, then row after row',
         flow([[170, 170], [364, 170], [170, 170], [76, 76]], {x: 0, y: 32, width: 800, height: 600}),
         [[24, 56], [212, 56], [594, 56], [24, 244]]);
+    // Two monitors side by side, the primary on the left with a top bar of 32.
+    const areas = [{x: 0, y: 32, width: 800, height: 568}, {x: 800, y: 0, width: 1024, height: 768}];
+    same('a dragged widget stays where it was left; the others flow around it into the free space',
+        [...arrange([{id: 'w1', size: [170, 170]}, {id: 'w2', size: [170, 170]}, {id: 'w3', size: [364, 170]}],
+            {w1: [0, 400, 0]}, areas, 0)],
+        [['w1', [400, 32]], ['w2', [24, 56]], ['w3', [212, 220]]]);
+    same('a saved place is clamped into its monitor\'s work area, and a gone monitor\'s widgets go to the primary',
+        [fromSaved([1, 1000, 700], [170, 170], areas, 0), fromSaved([3, 10, 10], [170, 170], areas, 0)], [[1654, 598], [10, 42]]);
+    same('a dropped widget is saved on the monitor that holds its centre, from its work area\'s top left, clamped',
+        [toSaved([700, 100], [170, 170], areas, 0), toSaved([-50, 500], [170, 170], areas, 0), toSaved([900, -20], [76, 76], areas, 0)],
+        [[0, 630, 68], [0, 0, 398], [1, 100, 0]]);
+    same('the monitor nearest a point off every monitor', [areaAt(400, 10, areas, 0), areaAt(2000, 900, areas, 0), areaAt(5, 5, [], 0)], [0, 1, 0]);
+    same('the keyboard reads the widgets top to bottom, then left to right',
+        readingOrder(new Map([['a', [300, 40]], ['b', [24, 400]], ['c', [24, 40]]])), ['c', 'a', 'b']);
+    same('a press drags once it moves past the threshold', [dragged(3, -8, 8), dragged(0, 9, 8), dragged(-9, 0, 8)], [false, true, true]);
+    same('only well-formed saved places are read', savedPositions({w1: [0, 5, 6], w2: [0, 1], w3: 'x', w4: [0, 1.5, 2]}), {w1: [0, 5, 6]});
+    const {catalogue, familyName, findKind} = await import(`file://${work}/lib/catalogue.js`);
+    const apps = catalogue([
+        ['org.example.B', '{"widgets":[{"kind":"K","families":["systemSmall","accessoryInline"],"configuration":{"intent":"I","parameters":[{"name":"hero","title":"Hero","dynamic":true},{"name":"city"}]}}]}'],
+        ['org.example.A', '{"widgets":[{"kind":"L","displayName":"Leaders","families":["systemMedium"]},{"families":[]}]}'],
+        ['org.example.Broken', 'not json'],
+    ], [['org.example.B', {name: 'Bee'}], ['org.example.A', {name: 'Ant'}]]);
+    same('the catalogue lists each app\'s kinds by the app\'s name, with their families and parameters',
+        apps.map(a => [a.appName, a.kinds.map(k => [k.name, k.families.map(familyName), k.parameters])]),
+        [['Ant', [['Leaders', ['Medium'], []]]],
+            ['Bee', [['K', ['Small', 'Inline'], [{name: 'hero', title: 'Hero', dynamic: true}, {name: 'city', title: 'city', dynamic: false}]]]]]);
+    same('a kind is found by app and kind', [findKind(apps, 'org.example.A', 'L')?.name, findKind(apps, 'org.example.A', 'K')], ['Leaders', null]);
     const {byRelevance, pillName} = await import(`file://${work}/lib/bar.js`);
     same('Live Activities in the host\'s order: relevance, then the earlier start, then the id',
         [{relevance: 0, start: 5, id: 'a3'}, {relevance: 2, start: 9, id: 'a10'}, {relevance: 0, start: 5, id: 'a2'},

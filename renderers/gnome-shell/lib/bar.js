@@ -18,6 +18,8 @@ import {Renderer, accessibleName, elementIdAt} from './vocabulary.js';
 
 /** At most this many activities are in the bar at once. */
 export const SHOWN = 2;
+/** The extension's GSettings key that shows or hides them. */
+export const SHOW_ACTIVITIES = 'show-live-activities';
 const DIMMED = 150;
 
 /**
@@ -209,6 +211,7 @@ class Pill {
  *   panelButton(name) → a new PanelMenu.Button with a popup menu
  *   addToPanel(role, button, index) puts it in the top bar, `index` places right of the clock
  *   launchToken(appId, time) and log(message), as for the desktop
+ *   settings         the extension's Gio.Settings (show-live-activities), or null
  * `mirror` is the Mirror it follows.
  */
 export class Bar {
@@ -216,6 +219,13 @@ export class Bar {
         this.shell = shell;
         this.activities = new Map();
         this.pills = [];
+        // The extension's setting: whether Live Activities show in the top bar at all.
+        this.settings = shell.settings ?? null;
+        this.enabled = this.settings?.get_boolean(SHOW_ACTIVITIES) ?? true;
+        this.settingsSignal = this.settings?.connect(`changed::${SHOW_ACTIVITIES}`, () => {
+            this.enabled = this.settings.get_boolean(SHOW_ACTIVITIES);
+            this.update();
+        });
         this.stopListening = mirror.listen({
             added: (kind, path, proxy) => {
                 if (kind === 'activity') {
@@ -234,7 +244,7 @@ export class Bar {
     }
 
     update() {
-        const shown = this.shown();
+        const shown = this.enabled ? this.shown() : [];
         const mode = shown.length > 1 ? 'minimal' : 'compact';
         while (this.pills.length > shown.length)
             this.pills.pop().destroy();
@@ -255,6 +265,8 @@ export class Bar {
 
     destroy() {
         this.stopListening();
+        if (this.settingsSignal)
+            this.settings.disconnect(this.settingsSignal);
         this.pills.forEach(p => p.destroy());
         this.pills = [];
         this.activities.clear();

@@ -160,7 +160,24 @@ export class Mirror {
  * `done(result, error)` gets the unpacked reply or the error.
  */
 export function call(proxy, method, args, done, timeout = 30000) {
-    proxy.call(method, args, Gio.DBusCallFlags.NO_AUTO_START, timeout, null, (source, result) => {
+    proxy.call(method, args, Gio.DBusCallFlags.NO_AUTO_START, timeout, null, replied(done));
+}
+
+/**
+ * Calls `method` of the host's root object (`interface` at /org/widgethost/Host1)
+ * on `bus` with `args` asynchronously, as `call` does; no bus yet is an error.
+ */
+export function callHost(bus, iface, method, args, done, timeout = 30000) {
+    if (bus === null) {
+        done(null, new Error(`${HOST} is not running`));
+        return;
+    }
+    bus.call(HOST, ROOT, iface, method, args, null, Gio.DBusCallFlags.NO_AUTO_START, timeout, null, replied(done));
+}
+
+/** The callback of an asynchronous call that gives `done(result, error)` the unpacked reply or the error. */
+function replied(done) {
+    return (source, result) => {
         let reply = null;
         try {
             reply = source.call_finish(result).recursiveUnpack();
@@ -169,7 +186,7 @@ export function call(proxy, method, args, done, timeout = 30000) {
             return;
         }
         done(reply, null);
-    });
+    };
 }
 
 /** A D-Bus error's text without GDBus's remote-error prefix. */

@@ -1,18 +1,32 @@
 // What the desktop and the top bar need of GNOME Shell, taken from the shell's
-// own objects (`Main`, `PanelMenu` and `global`, which each entry point brings
-// in its own way) so that the other modules import nothing from the shell.
+// own objects (`Main`, `PanelMenu`, `PopupMenu` and `global`, which each
+// entry point brings in its own way) so that the other modules import nothing
+// from the shell.
+import GLib from 'gi://GLib';
 import Gio from 'gi://Gio';
+import Meta from 'gi://Meta';
+import Shell from 'gi://Shell';
+import St from 'gi://St';
 
-/** The `shell` a Desktop and a Bar take (see desktop.js, bar.js), from the shell's `Main`, `PanelMenu` and `global`. */
-export function facade(Main, PanelMenu, global, uuid) {
+/**
+ * The `shell` a Desktop, a Bar and the menus take (see desktop.js, bar.js,
+ * menus.js), from the shell's modules `Main`, `PanelMenu` and `PopupMenu`,
+ * `global`, the extension's `uuid`, its GSettings `settings`
+ * (org.gnome.shell.extensions.widgethost) and what opens its preferences.
+ */
+export function facade({Main, PanelMenu, PopupMenu, global, uuid, settings = null, openPreferences = () => {}}) {
     const layout = Main.layoutManager;
     return {
         // The wallpaper's layer: below every window, above the background.
         layer: layout._backgroundGroup,
+        settings,
+        PopupMenu,
+        openPreferences,
 
-        workArea() {
-            const index = layout.primaryIndex;
-            return index < 0 ? null : layout.getWorkAreaForMonitor(index);
+        // Each monitor's work area (null for none) and the primary monitor's index.
+        workAreas() {
+            const areas = layout.monitors.map((_monitor, index) => layout.getWorkAreaForMonitor(index) ?? null);
+            return {areas, primary: layout.primaryIndex};
         },
 
         onLayoutChanged(callback) {
@@ -55,6 +69,98 @@ export function facade(Main, PanelMenu, global, uuid) {
             const centre = panel._centerBox;
             const after = clock && centre ? centre.get_children().indexOf(clock) + 1 : 1;
             panel.addToStatusArea(role, button, after + index, 'center');
+        },
+
+        // Into the top bar's right, left of the system menu, as other indicators go.
+        addIndicator(role, button) {
+            Main.panel.addToStatusArea(role, button);
+        },
+
+        // A popup menu that opens at a point of the screen, as the desktop's own menu does.
+        contextMenu() {
+            const menu = new PopupMenu.PopupMenu(layout.dummyCursor, 0, St.Side.TOP);
+            const manager = new PopupMenu.PopupMenuManager(layout.dummyCursor);
+            manager.addMenu(menu);
+            Main.uiGroup.add_child(menu.actor);
+            menu.actor.hide();
+            return {
+                menu,
+                openAt(x, y) {
+                    layout.setDummyCursorGeometry(x, y, 0, 0);
+                    menu.open(true);
+                },
+                destroy: () => menu.destroy(),
+            };
+        },
+
+        // Where the desktop's own menu last opened (the point a right-click on the wallpaper chose).
+        menuPoint() {
+            return layout.dummyCursor.get_transformed_position();
+        },
+
+        // Calls `decorate(menu)` for the menu of the desktop's background on
+        // every monitor (the shell's own, which a right-click on the wallpaper
+        // opens), now and whenever the shell makes a new one (it does with each
+        // new background, at its start, for new monitors, for a new wallpaper);
+        // `decorate` returns what takes its items out again. Returns what
+        // stops it and takes every decoration out.
+        backgroundMenus(decorate) {
+            const layer = layout._backgroundGroup;
+            const decorated = new Map();
+            let pending = 0;
+            const sync = () => {
+                pending = 0;
+                const menus = new Set(layer.get_children().map(actor => actor._backgroundMenu).filter(m => m));
+                for (const menu of [...decorated.keys()].filter(m => !menus.has(m)))
+                    decorated.delete(menu);  // destroyed with its background, our items with it
+                for (const menu of menus) {
+                    if (!decorated.has(menu))
+                        decorated.set(menu, decorate(menu));
+                }
+                return GLib.SOURCE_REMOVE;
+            };
+            // A new background gets its menu right after it joins the layer: look once that is done.
+            const later = () => {
+                pending ||= GLib.idle_add(GLib.PRIORITY_DEFAULT, sync);
+            };
+            let added = 0;
+            try {
+                added = layer.connect('child-added', later);
+            } catch (_error) {  // Clutter before GNOME Shell 46
+                added = layer.connect('actor-added', later);
+            }
+            sync();
+            return () => {
+                layer.disconnect(added);
+                if (pending)
+                    GLib.source_remove(pending);
+                decorated.forEach(undo => undo());
+                decorated.clear();
+            };
+        },
+
+        // A group of the shell's keyboard navigation: listed by Ctrl+Alt+Tab, and
+        // Tab and the arrow keys move the focus within it.
+        addFocusGroup(actor, name, iconName, focus) {
+            Main.ctrlAltTabManager.addGroup(actor, name, iconName, {focusCallback: () => focus()});
+            return () => Main.ctrlAltTabManager.removeGroup(actor);
+        },
+
+        // A keyboard shortcut from `settings`' key `key` (a list of accelerators), outside the overview.
+        addKeybinding(key, handler) {
+            if (settings === null)
+                return () => {};
+            Main.wm.addKeybinding(key, settings, Meta.KeyBindingFlags.NONE, Shell.ActionMode.NORMAL, () => handler());
+            return () => Main.wm.removeKeybinding(key);
+        },
+
+        // Gives the keyboard back to the windows: the shell then focuses the topmost one.
+        unfocus() {
+            global.stage.set_key_focus(null);
+        },
+
+        notify(title, body) {
+            Main.notify(title, body);
         },
 
         log(message) {

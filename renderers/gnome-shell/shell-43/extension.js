@@ -5,6 +5,7 @@
 const ExtensionUtils = imports.misc.extensionUtils;
 const Main = imports.ui.main;
 const PanelMenu = imports.ui.panelMenu;
+const PopupMenu = imports.ui.popupMenu;
 
 const Me = ExtensionUtils.getCurrentExtension();
 
@@ -19,8 +20,12 @@ class Extension {
         const lib = Me.dir.get_child('lib');
         Promise.all(['shell.js', 'main.js'].map(name => import(lib.get_child(name).get_uri())))
             .then(([shell, main]) => {
-                if (generation === this._generation)
-                    this._surfaces = main.start(shell.facade(Main, PanelMenu, global, Me.metadata.uuid));
+                if (generation !== this._generation)
+                    return;
+                this._surfaces = main.start(shell.facade({
+                    Main, PanelMenu, PopupMenu, global, uuid: Me.metadata.uuid,
+                    settings: ExtensionUtils.getSettings(), openPreferences: () => ExtensionUtils.openPrefs(),
+                }));
             })
             .catch(error => Main.extensionManager.logExtensionError(Me.metadata.uuid, error));
     }
