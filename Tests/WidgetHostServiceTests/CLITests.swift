@@ -16,6 +16,43 @@ struct CLITests {
 
         """
 
+    @Test("widget-host apps APP_ID… lists only those apps and the ones below them")
+    func appsFilter() async throws {
+        let fixture = try await HostFixture.make(desktopEntries: [
+            "org.gnome.TextEditor.desktop": Self.entry, "org.example.One.desktop": Self.entry, "org.examples.Two.desktop": Self.entry,
+        ])
+        defer { fixture.stop() }
+        try await fixture.startHost()
+        let app = try await AppPeer(fixture, appID: "org.example.TapMe", schemes: ["tap-me-widget"])
+        defer { app.close() }
+
+        func ids(_ arguments: [String]) async throws -> [String] {
+            let listed = try await fixture.cli(["apps"] + arguments)
+            #expect(listed.succeeded, "\(listed)")
+            return listed.stdout.split(separator: "\n").dropFirst().map { String($0.prefix { $0 != " " }) }
+        }
+        #expect(try await ids([]) == ["org.example.One", "org.example.TapMe", "org.examples.Two", "org.gnome.TextEditor"])
+        // Whole elements: org.example takes org.example.One, never org.examples.Two.
+        #expect(try await ids(["org.example"]) == ["org.example.One", "org.example.TapMe"])
+        #expect(try await ids(["org.example."]) == ["org.example.One", "org.example.TapMe"])
+        #expect(try await ids(["org.example.TapMe"]) == ["org.example.TapMe"])
+        #expect(try await ids(["org.example.TapMe", "org.gnome"]) == ["org.example.TapMe", "org.gnome.TextEditor"])
+        #expect(try await ids(["org.example.Tap"]) == [])
+
+        let none = try await fixture.cli(["apps", "org.example.Nothing"])
+        #expect(none.succeeded && none.stdout.hasPrefix("No apps match org.example.Nothing:"), "\(none)")
+        let json = try await fixture.cli(["apps", "--json", "org.example.One"])
+        let parsed = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [[String: Any]])
+        #expect(parsed.map { $0["app_id"] as? String } == ["org.example.One"])
+        #expect(try await fixture.cli(["apps", "--json", "org.example.Nothing"]).stdout == "[]\n")
+
+        let bad = try await fixture.cli(["apps", "not an id"])
+        #expect(bad.status == 64 && bad.stderr.contains("'not an id' is neither an app id nor the start of one"), "\(bad)")
+        // The man page is made from --help: the filter is there.
+        let help = try await fixture.cli(["apps", "--help"])
+        #expect(help.stdout.contains("[<app-id> ...]") && help.stdout.contains("List only these apps"), "\(help.stdout)")
+    }
+
     @Test("widget-hostd --ephemeral keeps its state in a folder of its own, removed when it stops")
     func ephemeral() async throws {
         let fixture = try await HostFixture.make()
