@@ -53,6 +53,52 @@ struct CLITests {
         #expect(help.stdout.contains("[<app-id> ...]") && help.stdout.contains("List only these apps"), "\(help.stdout)")
     }
 
+    @Test("widget-host wait returns once the app has registered, published its kinds, placed widgets with content and started activities")
+    func waitsForTheApp() async throws {
+        let fixture = try await HostFixture.make()
+        defer { fixture.stop() }
+        try await fixture.startHost()
+        let waiting = try fixture.launch(
+            buildDirectory + "/widget-host", ["wait", "org.example.Late", "--kinds", "--widgets", "1", "--activities", "1", "--timeout", "30"])
+        defer { waiting.stop() }
+        func stillWaiting() async throws -> Bool {
+            try await Task.sleep(for: .milliseconds(400))
+            return waiting.process.isRunning
+        }
+        #expect(try await stillWaiting(), "\(waiting.printed())")
+        let app = try await AppPeer(fixture, appID: "org.example.Late", protocol: "freedesktop")
+        defer { app.close() }
+        #expect(try await stillWaiting(), "registered, without kinds: \(waiting.printed())")
+        try await app.registerWidgets(#"{"widgets":[{"kind":"K","families":["systemSmall"]}]}"#)
+        #expect(try await stillWaiting(), "kinds, no widget: \(waiting.printed())")
+        let widget = try await app.connection.addWidget("org.example.Late", "K", "systemSmall")
+        #expect(try await stillWaiting(), "a widget without content: \(waiting.printed())")
+        try await app.setContent(widget, #"{"type":"text","text":"hi"}"#)
+        #expect(try await stillWaiting(), "no activity: \(waiting.printed())")
+        _ = try await app.startActivity("Delivery", try exampleFile("delivery/activity.json"))
+        #expect(await eventually(timeout: 10) { !waiting.process.isRunning }, "\(waiting.printed())")
+        #expect(waiting.process.terminationStatus == 0 && waiting.printed().isEmpty, "\(waiting.printed())")
+
+        // What is missing, when the time is up, with the status of a failure.
+        let kindless = try await AppPeer(fixture, appID: "org.example.Kindless", protocol: "freedesktop")
+        defer { kindless.close() }
+        for (arguments, message) in [
+            (["org.example.Never"], "org.example.Never has not registered after 0.3 s"),
+            (["org.example.Kindless", "--kinds"], "org.example.Kindless has registered but published no widget kinds (RegisterWidgets) after 0.3 s"),
+            (["org.example.Late", "--widgets", "2"], "org.example.Late has 1 widget with content, not 2 after 0.3 s"),
+            (["org.example.Kindless", "--activities", "1"], "org.example.Kindless has 0 Live Activities going, not 1 after 0.3 s"),
+        ] {
+            let late = try await fixture.cli(["wait"] + arguments + ["--timeout", "0.3"])
+            #expect(late.status == 1 && late.stderr.contains(message), "\(late)")
+        }
+        // An app that has gone counts as not registered, though the host may not have heard yet.
+        kindless.close()
+        let gone = try await fixture.cli(["wait", "org.example.Kindless", "--timeout", "0.3"])
+        #expect(gone.status == 1, "\(gone)")
+        let bad = try await fixture.cli(["wait", "org.example.Late", "--timeout", "0"])
+        #expect(bad.status == 64 && bad.stderr.contains("--timeout must be a positive number of seconds"), "\(bad)")
+    }
+
     @Test("widget-hostd --ephemeral keeps its state in a folder of its own, removed when it stops")
     func ephemeral() async throws {
         let fixture = try await HostFixture.make()
