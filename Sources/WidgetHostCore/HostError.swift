@@ -45,6 +45,13 @@ public struct HostError: Error, Sendable, Equatable, CustomStringConvertible {
     public static func unknownApp(_ m: String) -> HostError { HostError(.unknownApp, m) }
     /// An `UnknownKind` error.
     public static func unknownKind(_ m: String) -> HostError { HostError(.unknownKind, m) }
+    /// The `UnknownKind` error for an app that has published no widget kinds:
+    /// most often an app still starting, so the message says how to wait for it.
+    public static func noKinds(appID: String, kind: String) -> HostError {
+        .unknownKind(
+            "\(appID) has registered no widget kinds yet, so it has no '\(kind)': if the app is starting, wait until it has "
+                + "(widget-host wait \(appID) --kinds); otherwise the app must call RegisterWidgets first")
+    }
     /// An `UnsupportedFamily` error.
     public static func unsupportedFamily(_ m: String) -> HostError { HostError(.unsupportedFamily, m) }
     /// An `UnknownElement` error.

@@ -350,7 +350,7 @@ public struct WidgetStore: Sendable {
     {
         guard let bundle = bundles[appID] else {
             try Validate.appID(appID)
-            throw .unknownKind("\(appID) has registered no widget kinds, so it has no '\(Validate.prefix(kind))'; the app must call RegisterWidgets first")
+            throw .noKinds(appID: appID, kind: Validate.prefix(kind))
         }
         guard let widgetKind = bundle.kind(kind) else {
             throw .unknownKind(

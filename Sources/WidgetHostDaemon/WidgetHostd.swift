@@ -1,6 +1,7 @@
 import ArgumentParser
 import DBus
 import FoundationEssentials
+import Glibc
 import Logging
 import ServiceLifecycle
 import UnixSignals
@@ -32,6 +33,9 @@ public struct WidgetHostd: AsyncParsableCommand {
 
     @Option(help: "Where the host keeps its state (default: $XDG_STATE_HOME/widgethost).")
     var stateDir: String?
+
+    @Flag(help: "Keep the state in a new folder of its own ($XDG_RUNTIME_DIR/widgethost-ephemeral-*, else in /tmp) and remove it when the host stops: the host starts with nothing placed and leaves nothing behind, for trying things out.")
+    var ephemeral = false
 
     @Option(help: "Live Activities one app may have at a time.")
     var maxActivitiesPerApp: Int = 64
@@ -100,6 +104,9 @@ public struct WidgetHostd: AsyncParsableCommand {
     var logLevel: Logger.Level = .info
 
     public func validate() throws {
+        guard !(ephemeral && stateDir != nil) else {
+            throw ValidationError("--ephemeral and --state-dir exclude each other: --ephemeral makes a state directory of its own")
+        }
         guard deliveryTimeout > 0, deliveryTimeout.isFinite else {
             throw ValidationError("--delivery-timeout must be a positive number of seconds, e.g. 2.5")
         }
@@ -155,6 +162,16 @@ public struct WidgetHostd: AsyncParsableCommand {
         config.linkPolicy = linkPolicy
         config.deliveryTimeout = .milliseconds(Int64((deliveryTimeout * 1000).rounded()))
         if let stateDir { config.stateDirectory = stateDir }
+        var throwaway: String? = nil
+        if ephemeral {
+            do { throwaway = try EphemeralState.make() } catch {
+                logger.critical("\(error)")
+                throw ExitCode(1)
+            }
+            config.stateDirectory = throwaway ?? config.stateDirectory
+        }
+        // An ephemeral state goes with the host however it stops, SIGKILL aside.
+        defer { if let throwaway { EphemeralState.remove(throwaway) } }
         config.maxActivitiesPerApp = maxActivitiesPerApp
         config.maxWidgetsPerApp = maxWidgetsPerApp
         config.maxConfigurationBytes = maxConfigurationBytes
@@ -199,6 +216,29 @@ public struct WidgetHostd: AsyncParsableCommand {
             logger.critical("\(error)")
             throw ExitCode(1)
         }
+    }
+}
+
+/// The state directory of `--ephemeral`: made afresh at each start, removed at the stop.
+enum EphemeralState {
+    struct Failed: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// A new, empty folder only this user can read: in `$XDG_RUNTIME_DIR`
+    /// (a tmpfs the session owns and empties at logout) when it is set, else in /tmp.
+    static func make(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> String {
+        let parent = environment["XDG_RUNTIME_DIR"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? "/tmp"
+        var template = Array((parent + "/widgethost-ephemeral-XXXXXX").utf8CString)
+        let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
+        guard made != nil else {
+            throw Failed(description: "--ephemeral: cannot make a state directory in \(parent): \(String(cString: strerror(errno)))")
+        }
+        return String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    static func remove(_ directory: String) {
+        try? FileManager.default.removeItem(atPath: directory)
     }
 }
 

@@ -194,6 +194,14 @@ extension HostService: Host1Apps.Server {
 
     /// Emits a signal; a failure is logged, since nobody waits for it.
     func emitting(_ signal: String, _ emit: (Connection) throws -> Void) {
-        do { try emit(connection) } catch { logger.error("could not emit \(signal): \(error)") }
+        do {
+            try emit(connection)
+        } catch let error as DBusError where error.name == DBusError.disconnectedName {
+            // The host has let go of the bus — it is stopping, and an app that ended
+            // just before is forgotten meanwhile — or the bus is gone: no one is left to tell.
+            logger.debug("did not emit \(signal): \(error)")
+        } catch {
+            logger.error("could not emit \(signal): \(error)")
+        }
     }
 }

@@ -26,7 +26,7 @@ extension HostService {
 
     func requireKind(_ appID: String, _ kind: String) throws(HostError) {
         guard let bundle = widgets.bundles[appID] else {
-            throw .unknownKind("\(appID) has registered no widget kinds, so it has no '\(kind)'; the app must call RegisterWidgets first")
+            throw .noKinds(appID: appID, kind: Validate.prefix(kind))
         }
         guard bundle.kind(kind) != nil else {
             throw .unknownKind("\(appID) has no widget kind '\(kind)'; its kinds are \(bundle.kinds.map(\.kind).joined(separator: ", "))")

@@ -10,7 +10,7 @@ struct WidgetHost: AsyncParsableCommand {
         version: "widget-host \(WidgetHostVersion.current)",
         subcommands: [
             Apps.self, Bundles.self, Add.self, Widgets.self, Tap.self, Activities.self, TapActivity.self, Reload.self, Options.self, Timeline.self, Lint.self,
-            Monitor.self,
+            Monitor.self, Wait.self,
         ])
 }
 
@@ -103,22 +103,44 @@ struct Apps: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "List the apps the host knows: live registrations and DBusActivatable desktop entries.",
         discussion: """
+            On a desktop the host knows every DBusActivatable app installed; name apps to list only those and the apps \
+            below them ('widget-host apps org.example' lists org.example.TapMe and org.example.Delivery). \
             For a live registration, REGISTERED-BY is the registering connection and SANDBOX what the kernel says \
             its process is: none (unsandboxed), flatpak:<app id> or snap:<name>. A sandboxed caller may act only for \
             its own app id and ids below it.
             """)
 
     @OptionGroup var bus: BusOptions
+    @Argument(help: ArgumentHelp("List only these apps and those whose ids lie below them.", valueName: "app-id"))
+    var only: [String] = []
     @Flag(help: "Print JSON for scripts instead of a table.") var json = false
 
+    func validate() throws {
+        for id in only where id.wholeMatch(of: /[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*\.?/) == nil {
+            throw ValidationError(
+                "'\(id)' is neither an app id nor the start of one: name an app (org.example.TapMe) or the first elements of ids (org.example)")
+        }
+    }
+
+    /// Whether `appID` is one of `only` or lies below one (`org.example` takes `org.example.TapMe`, not `org.examples.X`).
+    func wanted(_ appID: String) -> Bool {
+        only.isEmpty || only.contains { prefix in
+            let prefix = prefix.hasSuffix(".") ? String(prefix.dropLast()) : prefix
+            return appID == prefix || appID.hasPrefix(prefix + ".")
+        }
+    }
+
     func run() async throws {
-        let apps = try await bus.withHost { try await $0.apps() }
+        let apps = try await bus.withHost { try await $0.apps() }.filter { wanted($0.appID) }
         if json {
             printJSON(.array(apps.map { app in .object(app.details.mapValues(jsonValue).merging(["app_id": .string(app.appID)]) { _, id in id }) }))
             return
         }
         if apps.isEmpty {
-            print("No apps: none registered and no DBusActivatable desktop entries found.")
+            print(
+                only.isEmpty
+                    ? "No apps: none registered and no DBusActivatable desktop entries found."
+                    : "No apps match \(only.joined(separator: ", ")): none of those ids is registered or has a DBusActivatable desktop entry.")
             return
         }
         func list(_ items: [String]) -> String { items.isEmpty ? "-" : items.joined(separator: ",") }

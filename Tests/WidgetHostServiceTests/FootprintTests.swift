@@ -184,7 +184,11 @@ struct GoneAppBundleTests {
         // The host hears of the closed connections from the bus.
         let ended = await eventually { (try? await listApps(renderer).keys.sorted()) == ["org.example.Installed"] }
         #expect(ended)
-        await expectHostError("UnknownKind", mentioning: "org.example.Passing has registered no widget kinds") {
+        // An app with no kinds may just be starting: the message says how to wait for it.
+        await expectHostError(
+            "UnknownKind",
+            mentioning: "org.example.Passing has registered no widget kinds yet, so it has no 'K': if the app is starting, wait until it has (widget-host wait org.example.Passing --kinds)"
+        ) {
             _ = try await renderer.addWidget("org.example.Passing", "K", "systemSmall")
         }
         // The installed app keeps its bundle; so does the app with a placed widget, until that widget goes.

@@ -2,10 +2,11 @@ import Foundation
 import PrivateBus
 import Testing
 
-/// The shell blocks of the README and the guides, each document run in order in
-/// one session as a person pasting them would (see DocRunner.swift): every
-/// command prints what the document shows.
-@Suite("Documents run as written", .timeLimit(.minutes(5)))
+/// The shell blocks of the README and the guides, each document pasted block
+/// by block into a terminal on a busy machine with other apps installed, as a
+/// person would, twice in a row (see DocRunner.swift): every command prints
+/// what the document shows, and each run leaves nothing behind.
+@Suite("Documents run as written", .serialized, .timeLimit(.minutes(10)))
 struct DocumentTests {
     static let sample = """
         Some prose.
@@ -36,24 +37,61 @@ struct DocumentTests {
         ```text
         echo not run
         ```
+
+        A block is pasted whole: what a job prints as it starts does not hold
+        up the next command, and a line is shown no later than the command
+        during which it came.
+
+        ```sh
+        (sleep 1; echo started; touch ~/ready) &
+        # started
+        [ -e ~/ready ] && echo ready || echo not yet
+        # ready
+        (sleep 0.5; echo early) &
+        sleep 1.5
+        echo after
+        # after
+        # early
+        ls "$XDG_DATA_DIRS/applications"
+        # org.gnome.Shell.PortalHelper.desktop
+        # org.gnome.TextEditor.desktop
+        ```
         """
 
-    @Test("The doc runner reads commands, what they show, here-documents and background jobs")
+    @Test("The doc runner reads commands, what they show, here-documents, background jobs and blocks")
     func reads() {
         let steps = DocStep.steps(Self.sample)
-        #expect(steps.map(\.command) == [
+        #expect(steps.prefix(8).map(\.command) == [
             "echo hello   # greets", "echo \"pid $$\"", "(until [ -e ~/go ]; do sleep 0.05; done; echo from the job) &", "touch ~/go; echo next", "printf 'a\\nb\\nc\\n'",
             "echo wrong", "cat <<'EOF'\n# not a comment\nEOF", "false",
         ])
-        #expect(steps.map(\.expected) == [["hello"], ["pid …"], [], ["next", "from the job"], ["a", "…"], ["right"], ["# not a comment"], []])
-        #expect(steps.map(\.background) == [false, false, true, false, false, false, false, false])
-        #expect(steps.map(\.line) == [5, 8, 10, 11, 14, 17, 19, 23])
+        #expect(steps.prefix(8).map(\.expected) == [["hello"], ["pid …"], [], ["next", "from the job"], ["a", "…"], ["right"], ["# not a comment"], []])
+        #expect(steps.prefix(8).map(\.background) == [false, false, true, false, false, false, false, false])
+        #expect(steps.prefix(8).map(\.line) == [5, 8, 10, 11, 14, 17, 19, 23])
+        #expect(steps.map(\.block) == Array(repeating: 0, count: 8) + Array(repeating: 1, count: 6))
     }
 
-    @Test("The doc runner reports exactly the commands that print something else or fail silently")
+    @Test("The doc runner pastes each block at once and reports exactly the commands that print something else or fail silently")
     func reportsDifferences() async throws {
         let differences = try await DocSession.run(DocStep.steps(Self.sample))
-        #expect(differences.map(\.step.command) == ["echo wrong", "false"], "\(differences)")
+        #expect(
+            differences.map(\.step.command) == ["echo wrong", "false", "[ -e ~/ready ] && echo ready || echo not yet", "sleep 1.5"],
+            "\(differences)")
+    }
+
+    @Test("The doc runner runs a document twice in one home and finds what a run leaves running or in the home")
+    func findsWhatIsLeft() async throws {
+        // Each known issue must occur: a document that only works once, one that leaves a process, one that leaves a file.
+        try await withKnownIssue {
+            let once = "```sh\n[ -e ~/.seen ] && echo again || echo first\n# first\ntouch ~/.seen\n```\n"
+            try await DocSession.check(once, named: "once.md", leaving: [".seen"])
+        } matching: { "\($0)".contains("once.md:2 (run 2)") && "\($0)".contains("# again") }
+        try await withKnownIssue {
+            try await DocSession.check("```sh\nsleep 600 &\n```\n", named: "running.md")
+        } matching: { "\($0)".contains("running.md, run ") && "\($0)".contains("leaves these running") && "\($0)".contains("sleep 600") }
+        try await withKnownIssue {
+            try await DocSession.check("```sh\ntouch ~/litter ~/kept\n```\n", named: "litter.md", leaving: ["kept"])
+        } matching: { "\($0)".contains("litter.md, run 1, leaves these in the home: [\"litter\"]") }
     }
 
     @Test("README.md, run in order, prints what it shows")
@@ -65,17 +103,33 @@ struct DocumentTests {
         #expect(commands.contains { $0.command.hasPrefix("busctl --user call") && !$0.expected.isEmpty })
         #expect(commands.contains { $0.expected.contains { $0.hasPrefix("Call failed: ") } }, "an error example, as busctl or gdbus words it")
         try await DocSession.check(
-            "README.md", skipping: ["scripts/demo", "scripts/test", "packaging/build-deb", "sudo apt install", "swift run -c release"])
+            "README.md", skipping: ["scripts/demo", "scripts/test", "packaging/build-deb", "sudo apt install", "swift run -c release"],
+            leaving: Self.desktopFolders)
     }
 
     @Test("docs/guides/app.md, run in order, prints what it shows")
     func appGuide() async throws {
-        try await DocSession.check("docs/guides/app.md")
+        try await DocSession.check("docs/guides/app.md", leaving: Self.desktopFolders)
     }
 
     @Test("docs/guides/renderer.md, run in order, prints what it shows")
     func rendererGuide() async throws {
         try await DocSession.check("docs/guides/renderer.md")
+    }
+
+    /// The folders a desktop has, where the documents install apps: they stay, emptied.
+    static let desktopFolders = [".local/share/applications", ".local/share/dbus-1/services"]
+
+    /// The packages the README lists are those scripts/deps.sh installs, in its order.
+    @Test("README.md lists the Debian packages scripts/deps.sh installs")
+    func packages() throws {
+        let deps = try String(contentsOf: repositoryRoot.appendingPathComponent("scripts/deps.sh"), encoding: .utf8)
+        let readme = try String(contentsOf: repositoryRoot.appendingPathComponent("README.md"), encoding: .utf8)
+        let listed = try #require(deps.firstMatch(of: /\nWIDGETHOST_DEBS=\(([^)]*)\)/)).1.split(separator: " ").map(String.init)
+        let installs = readme.split(separator: "\n").filter { $0.hasPrefix("sudo apt install ") && !$0.contains(".deb") }
+        #expect(installs.count == 1, "README.md shows one 'sudo apt install' of the packages: \(installs)")
+        #expect(installs.first.map { $0.split(separator: " ").dropFirst(3).map(String.init) } == listed)
+        #expect(listed.count > 10)
     }
 
     /// Code a guide shows but does not run is quoted from a file the tests do
