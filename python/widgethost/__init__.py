@@ -1,4 +1,4 @@
-# widgethost: an app's side of WidgetHost, on Gio's GDBus and the GLib main loop. The API: docs/python.md.
+# widgethost: an app's side of WidgetHost, on Gio's GDBus and the GLib main loop (docs/python.md).
 import collections
 import inspect
 import json
@@ -13,7 +13,7 @@ import gi
 gi.require_version("Gio", "2.0")
 from gi.repository import Gio, GLib  # noqa: E402
 
-HOST, ROOT = "org.widgethost.Host1", "/org/widgethost/Host1"
+HOST, ROOT, FAILED = "org.widgethost.Host1", "/org/widgethost/Host1", "org.freedesktop.DBus.Error.Failed"
 PlacedWidget = collections.namedtuple("PlacedWidget", "path kind family id configuration")
 TimelineRequest = collections.namedtuple("TimelineRequest", "kind family configuration widget_id reason context")
 UserActivity = collections.namedtuple("UserActivity", "activity_type user_info")
@@ -33,9 +33,9 @@ class Error(Exception):
         if isinstance(error, cls):
             return error
         if not isinstance(error, GLib.Error):
-            traceback.print_exception(error)  # a bug of the app's: show where
-            return cls("org.freedesktop.DBus.Error.Failed", f"{type(error).__name__}: {error}")
-        name = Gio.DBusError.get_remote_error(error) or "org.freedesktop.DBus.Error.Failed"
+            traceback.print_exception(error)  # the app's bug: show where
+            return cls(FAILED, f"{type(error).__name__}: {error}")
+        name = Gio.DBusError.get_remote_error(error) or FAILED
         return cls(name, error.message.removeprefix(f"GDBus.Error:{name}: "))
 
 
@@ -152,8 +152,7 @@ class Context:
 
 
 class App:
-    # An app's registration, made again whenever the host restarts. Its handlers (docs/python.md#handlers)
-    # may return coroutines: the host gets its answer when they return.
+    # An app's registration, made again whenever the host restarts; its handlers: docs/python.md#handlers.
     def __init__(self, app_id, schemes=(), bundle=None, protocol="widgethost", **options):
         self.app_id, self.protocol, self.bus, self.registrations = app_id, protocol, None, 0
         self.bundle = bundle if bundle is None or isinstance(bundle, str) else json.dumps(bundle)
@@ -193,7 +192,7 @@ class App:
         self._exports.append(connection.register_object(path, info, call))
 
     async def _timeline(self, kind, family, configuration, context):
-        if not hasattr(self, "timeline"):  # an app with options only: its widgets keep the content it sets
+        if not hasattr(self, "timeline"):  # options only: the widgets keep the content the app sets
             return [], "never", 0
         request = TimelineRequest(kind, family, configuration, context.get("widget_id", ""), context.get("reason", ""), context)
         entries, policy = await later(self.timeline, request)
@@ -211,12 +210,12 @@ class App:
 
     def _action(self, name):
         if name not in self._actions:
-            raise Error("org.widgethost.Error.UnknownAction", f"{self.app_id} has no action '{name}'; its actions are {sorted(self._actions)}")
+            raise Error("org.widgethost.Error.UnknownAction", f"{self.app_id} has no action '{name}', only {sorted(self._actions)}")
         return self._actions[name]
 
     def _deliver(self, handler, value, data):
         if Context(data).late:
-            raise Error("org.freedesktop.DBus.Error.Failed", "the delivery came after its deadline, when the host no longer waited for it; dropped")
+            raise Error(FAILED, "the delivery came after its deadline, when the host no longer waited for it; dropped")
         return later(handler, value, Context(data))
 
     def on_open_url(self, url, context):
@@ -254,15 +253,13 @@ class App:
                                        destination="org.freedesktop.DBus")
             if owned not in (1, 4):
                 raise Error("org.widgethost.Error.NameTaken", f"another connection owns the bus name {self.app_id}; is the app running already?")
-        self._subscribe("org.freedesktop.DBus", "org.freedesktop.DBus", "NameOwnerChanged", None, HOST, self._host_changed)
+        watches = [("org.freedesktop.DBus", "org.freedesktop.DBus", "NameOwnerChanged", None, HOST)]
         if hasattr(self, "content"):
-            self._subscribe(HOST, "org.freedesktop.DBus.ObjectManager", None, ROOT, None, self._objects_changed)
-            self._subscribe(HOST, "org.freedesktop.DBus.Properties", "PropertiesChanged", None, "org.widgethost.Host1.Widget", self._widget_changed)
+            watches += [(HOST, "org.freedesktop.DBus.ObjectManager", None, ROOT, None),
+                        (HOST, "org.freedesktop.DBus.Properties", "PropertiesChanged", None, "org.widgethost.Host1.Widget")]
+        for watch in watches:
+            connection.signal_subscribe(*watch, Gio.DBusSignalFlags.NONE, lambda *signal: self._signal(signal[2], signal[4], *signal[5].unpack()))
         await self._register()
-
-    def _subscribe(self, sender, interface_name, member, path, arg0, handler):
-        self.bus.signal_subscribe(sender, interface_name, member, path, arg0, Gio.DBusSignalFlags.NONE,
-                                  lambda *signal: handler(signal[2], *signal[5].unpack()))
 
     async def _register(self):
         options = dict(self.registration, provider_path=self.provider_path) if self._provides() else self.registration
@@ -274,21 +271,18 @@ class App:
             self._placed = {widget.path: widget for widget in await self.current_configurations()}
             self.reload_content()
 
-    def _host_changed(self, path, name, old, new):
-        if new and self.registrations:  # the host restarted, and keeps no registration
-            spawn(self._register())
-
-    def _objects_changed(self, path, widget, interfaces):
-        properties = interfaces.get("org.widgethost.Host1.Widget") if isinstance(interfaces, dict) else None
-        if properties is None:
-            self._placed.pop(widget, None)
-        elif properties.get("AppId") == self.app_id:
-            self._placed[widget] = PlacedWidget(widget, *(properties.get(k) for k in ("Kind", "Family", "Id", "Configuration")))
-            self.reload_content(path=widget)
-
-    def _widget_changed(self, path, name, changed, invalidated):
-        if path in self._placed and "Configuration" in changed:
-            self._placed[path] = self._placed[path]._replace(configuration=changed["Configuration"])
+    def _signal(self, path, member, name, *args):
+        if member == "NameOwnerChanged":
+            if args[1] and self.registrations:  # the host restarted, and keeps no registration
+                spawn(self._register())
+        elif member == "InterfacesRemoved":
+            self._placed.pop(name, None)
+        elif member == "InterfacesAdded" and args[0].get("org.widgethost.Host1.Widget", {}).get("AppId") == self.app_id:
+            widget = args[0]["org.widgethost.Host1.Widget"]
+            self._placed[name] = PlacedWidget(name, *(widget.get(k) for k in ("Kind", "Family", "Id", "Configuration")))
+            self.reload_content(path=name)
+        elif member == "PropertiesChanged" and path in self._placed and "Configuration" in args[0]:
+            self._placed[path] = self._placed[path]._replace(configuration=args[0]["Configuration"])
             self.reload_content(path=path)
 
     def reload_content(self, kind=None, path=None):
