@@ -166,7 +166,7 @@ struct DocsCitationTests {
     static func texts() throws -> [(String, String)] {
         let root = repositoryRoot.path
         var files = ["README.md"]
-        for dir in ["Sources", "Tests", "docs", "dbus", "examples", "packaging"] {
+        for dir in ["Sources", "Tests", "docs", "dbus", "examples", "packaging", "python"] {
             let enumerator = FileManager.default.enumerator(atPath: root + "/" + dir)
             while let path = enumerator?.nextObject() as? String {
                 if [".swift", ".md", ".xml", ".py", ".desktop"].contains(where: path.hasSuffix) { files.append(dir + "/" + path) }

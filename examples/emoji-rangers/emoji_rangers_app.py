@@ -1,12 +1,12 @@
 #!/usr/bin/python3
 """Emoji Rangers: a GLib GApplication that provides its widgets' timelines to WidgetHost.
 
-The app of WidgetKit's Emoji Rangers example. At start it registers with the
-host on its own D-Bus connection (protocol 'freedesktop', so taps arrive
-through org.freedesktop.Application) and publishes its widget bundle
-(bundle.json). It serves org.widgethost.Provider1 at
-/org/example/EmojiRangers/Provider, the interface of the repository's
-dbus/org.widgethost.Provider1.xml:
+The app of WidgetKit's Emoji Rangers example. Written with the repository's
+widgethost module (docs/python.md): at start it registers with the host on
+its own D-Bus connection (protocol 'freedesktop', so taps arrive through
+org.freedesktop.Application) and publishes its widget bundle (bundle.json).
+It serves org.widgethost.Provider1 at /org/example/EmojiRangers/Provider, the
+interface of the repository's dbus/org.widgethost.Provider1.xml:
 
 - GetTimeline: for EmojiRangerWidget, the configured hero's health recovering
   entry by entry (20 points every STEP seconds, up to 100, from START_HEALTH
@@ -42,18 +42,15 @@ Environment (all optional):
 """
 import json
 import os
-import signal
 import sys
 import time
 
-import gi
-
-gi.require_version("Gio", "2.0")
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))  # the repository's widgethost module (docs/python.md)
+import widgethost  # noqa: E402
 from gi.repository import Gio, GLib  # noqa: E402
 
 APP_ID = "org.example.EmojiRangers"
-HERE = os.path.dirname(os.path.abspath(__file__))
-HOST, ROOT = "org.widgethost.Host1", "/org/widgethost/Host1"
 PROVIDER_PATH = "/org/example/EmojiRangers/Provider"
 ERROR = "org.example.EmojiRangers.Error."
 HEROES = [("spouty", "🐳", "Spouty"), ("egghead", "🦄", "Egghead"), ("spook", "👻", "Spook")]
@@ -70,35 +67,24 @@ def env(name, default=None):
     return value if value else default
 
 
-def interface_xml():
-    candidates = [env("WIDGETHOST_INTERFACES_DIR"), os.path.join(HERE, "..", "..", "dbus"), "/usr/share/dbus-1/interfaces"]
-    for folder in filter(None, candidates):
-        path = os.path.join(folder, "org.widgethost.Provider1.xml")
-        if os.path.exists(path):
-            with open(path, encoding="utf-8") as f:
-                return f.read()
-    sys.exit("org.widgethost.Provider1.xml not found; set WIDGETHOST_INTERFACES_DIR")
-
-
 def compact(tree):
     return json.dumps(tree, separators=(",", ":"), ensure_ascii=False)
 
 
-class EmojiRangers(Gio.Application):
+class EmojiRangers(widgethost.Application):
     def __init__(self, app_id, flags):
-        super().__init__(application_id=app_id, flags=flags)
+        with open(os.path.join(HERE, "bundle.json"), encoding="utf-8") as f:
+            bundle = f.read()
+        super().__init__(app_id, schemes=["emoji-rangers"], bundle=bundle, provider_path=PROVIDER_PATH, flags=flags)
         self.step = float(env("EMOJI_RANGERS_STEP", "10"))
         self.start_health = max(0, min(100, int(env("EMOJI_RANGERS_START_HEALTH", "40"))))
         self.health = {}  # hero: (health, since when), from the first time the app is asked about the hero
         linger = env("EMOJI_RANGERS_LINGER")
         self.linger = float(linger) if linger else None
         self.linger_timer = 0
-        self.registration = 0
-        self.pending = []  # invocations left unanswered on purpose (EMOJI_RANGERS_HANG)
-        for name, handler, parameter in (("superCharge", self.super_charge, "s"), ("reloadAll", self.reload_all, None)):
-            action = Gio.SimpleAction.new(name, GLib.VariantType.new(parameter) if parameter else None)
-            action.connect("activate", handler)
-            self.add_action(action)
+        self.pending = []  # timelines left unanswered on purpose (EMOJI_RANGERS_HANG)
+        self.action("superCharge", self.super_charge, "s")
+        self.action("reloadAll", self.reload_all)
 
     # -- bookkeeping -------------------------------------------------------
 
@@ -138,72 +124,36 @@ class EmojiRangers(Gio.Application):
 
     # -- the host ----------------------------------------------------------
 
-    def do_dbus_register(self, connection, object_path):
-        node = Gio.DBusNodeInfo.new_for_xml(interface_xml())
-        self.registration = connection.register_object(PROVIDER_PATH, node.interfaces[0], self.provider_call)
-        return True
-
-    def do_dbus_unregister(self, connection, object_path):
-        if self.registration:
-            connection.unregister_object(self.registration)
-            self.registration = 0
-
     def do_startup(self):
-        Gio.Application.do_startup(self)
+        widgethost.Application.do_startup(self)
         if self.linger is None:
             self.hold()  # stay up: taps and timeline requests may come at any time
         self.touch()
-        bus = self.get_dbus_connection()
-        # Without the bus there is nothing left to do: quit rather than linger.
-        bus.connect("closed", lambda *_: self.quit())
-        with open(os.path.join(HERE, "bundle.json"), encoding="utf-8") as f:
-            bundle = f.read()
-        app_id = self.get_application_id()
-        options = {
-            "protocol": GLib.Variant("s", "freedesktop"),
-            "schemes": GLib.Variant("as", ["emoji-rangers"]),
-            "provider_path": GLib.Variant("o", PROVIDER_PATH),
-        }
-        try:
-            self.host(bus, "Apps", "RegisterApp", "(sa{sv})", (app_id, options))
-            self.host(bus, "Widgets", "RegisterWidgets", "(ss)", (app_id, bundle))
-        except GLib.Error as error:
-            print(f"could not register with WidgetHost: {error.message}", file=sys.stderr, flush=True)
-            return
-        self.record("registered")
-        self.say(f"registered {app_id}; Ctrl-C or kill {os.getpid()} stops it.")
 
-    @staticmethod
-    def host(bus, interface, method, signature, args):
-        return bus.call_sync(HOST, ROOT, "org.widgethost.Host1." + interface, method, GLib.Variant(signature, args),
-                             None, Gio.DBusCallFlags.NONE, 10000, None)
+    def started(self):
+        self.record("registered")
+        self.say(f"registered {self.get_application_id()}; Ctrl-C or kill {os.getpid()} stops it.")
 
     # -- org.widgethost.Provider1 -------------------------------------------
 
-    def provider_call(self, connection, sender, path, interface, method, parameters, invocation):
-        args = parameters.unpack()
-        try:
-            if method == "GetTimeline":
-                kind, family, configuration, context = args
-                self.record("timeline", kind=kind, family=family, configuration=configuration, context=context)
-                if env("EMOJI_RANGERS_HANG") == "timeline":
-                    self.pending.append(invocation)
-                    return
-                self.maybe_crash()
-                entries, policy = self.timeline(kind, configuration)
-                count = f"{len(entries)} entries" if len(entries) != 1 else "1 entry"
-                self.say(f"timeline of {kind} {dict(configuration)}: {count}, {policy}")
-                invocation.return_value(GLib.Variant("(a(xs)sx)", (entries, policy, 0)))
-            elif method == "ProvideOptions":
-                kind, parameter, configuration = args
-                self.record("options", kind=kind, parameter=parameter, configuration=configuration)
-                if (kind, parameter) != ("EmojiRangerWidget", "hero"):
-                    raise ValueError("UnknownParameter", f"{kind} has no dynamic parameter '{parameter}'; only EmojiRangerWidget's hero")
-                self.say(f"options of {parameter}: {', '.join(hero for hero, _, _ in HEROES)}")
-                invocation.return_value(GLib.Variant("(a(ss))", ([(hero, f"{emoji} {name}") for hero, emoji, name in HEROES],)))
-        except ValueError as error:
-            name, message = error.args
-            invocation.return_dbus_error(ERROR + name, message)
+    def timeline(self, request):
+        kind, configuration = request.kind, request.configuration
+        self.record("timeline", kind=kind, family=request.family, configuration=configuration, context=request.context)
+        if env("EMOJI_RANGERS_HANG") == "timeline":
+            self.pending.append(widgethost.Future())
+            return self.pending[-1]
+        self.maybe_crash()
+        entries, policy = self.timeline_of(kind, configuration)
+        count = f"{len(entries)} entries" if len(entries) != 1 else "1 entry"
+        self.say(f"timeline of {kind} {dict(configuration)}: {count}, {policy}")
+        return widgethost.Timeline(entries, policy)
+
+    def options(self, kind, parameter, configuration):
+        self.record("options", kind=kind, parameter=parameter, configuration=configuration)
+        if (kind, parameter) != ("EmojiRangerWidget", "hero"):
+            raise widgethost.Error(ERROR + "UnknownParameter", f"{kind} has no dynamic parameter '{parameter}'; only EmojiRangerWidget's hero")
+        self.say(f"options of {parameter}: {', '.join(hero for hero, _, _ in HEROES)}")
+        return [(hero, f"{emoji} {name}") for hero, emoji, name in HEROES]
 
     def maybe_crash(self):
         once = env("EMOJI_RANGERS_CRASH_ONCE")
@@ -213,7 +163,7 @@ class EmojiRangers(Gio.Application):
         if env("EMOJI_RANGERS_CRASH") == "timeline":
             os._exit(70)
 
-    def timeline(self, kind, configuration):
+    def timeline_of(self, kind, configuration):
         now = time.time()
         if kind == "LeaderboardWidget":
             rows = [{"type": "link", "id": hero, "url": f"emoji-rangers://hero/{hero}",
@@ -226,18 +176,18 @@ class EmojiRangers(Gio.Application):
                     for hero, emoji, name in HEROES]
             board = {"type": "vstack", "spacing": 6, "padding": 14, "label": "Ranger Leaderboard", "children": [
                 {"type": "text", "text": "Leaderboard", "fontSize": 15, "fontWeight": "bold"}, {"type": "divider"}] + rows}
-            return [(int(now * 1000), compact(board))], "never"
+            return [(now, compact(board))], "never"
         if kind != "EmojiRangerWidget":
-            raise ValueError("UnknownKind", f"Emoji Rangers has no widget kind '{kind}'")
+            raise widgethost.Error(ERROR + "UnknownKind", f"Emoji Rangers has no widget kind '{kind}'")
         hero = configuration.get("hero", "spouty")
         found = [(emoji, name) for h, emoji, name in HEROES if h == hero]
         if not found:
-            raise ValueError("UnknownHero", f"no hero '{hero}'; the heroes are {', '.join(h for h, _, _ in HEROES)}")
+            raise widgethost.Error(ERROR + "UnknownHero", f"no hero '{hero}'; the heroes are {', '.join(h for h, _, _ in HEROES)}")
         emoji, name = found[0]
         entries, when = [], now
         while True:
             health = self.health_at(hero, when)
-            entries.append((int(when * 1000), compact(self.hero_tree(hero, emoji, name, health))))
+            entries.append((when, compact(self.hero_tree(hero, emoji, name, health))))
             if health >= 100 or self.step <= 0:
                 return entries, "at-end"
             when += self.step
@@ -259,27 +209,23 @@ class EmojiRangers(Gio.Application):
 
     # -- org.freedesktop.Application ----------------------------------------
 
-    def super_charge(self, action, parameter):
-        hero = parameter.unpack()
+    def super_charge(self, hero, context):
         self.record("action", action="superCharge", parameter=hero)
         if hero in (h for h, _, _ in HEROES):
             self.health[hero] = (100, time.time())
             self.say(f"super charged {hero}")
 
-    def reload_all(self, action, parameter):
+    def reload_all(self, parameter, context):
         self.record("action", action="reloadAll", parameter=None)
         self.say("reloading every widget")
-        bus = self.get_dbus_connection()
-        bus.call(HOST, ROOT, "org.widgethost.Host1.Widgets", "ReloadAllTimelines",
-                 GLib.Variant("(s)", (self.get_application_id(),)), None, Gio.DBusCallFlags.NONE, 10000, None, None)
+        self.reload_all_timelines()
 
     def do_activate(self):
         self.record("activate")
 
-    def do_open(self, files, n_files, hint):
-        self.record("open", uris=[f.get_uri() for f in files])
-        for f in files:
-            self.say(f"showing {f.get_uri().rsplit('/', 1)[-1]}")
+    def on_open_url(self, url, context):
+        self.record("open", uris=[url])
+        self.say(f"showing {url.rsplit('/', 1)[-1]}")
 
 
 def main(argv):
@@ -290,10 +236,6 @@ def main(argv):
     app_id = args.pop(0) if args and not args[0].startswith("-") and ":" not in args[0] else APP_ID
     flags = Gio.ApplicationFlags.HANDLES_OPEN | (Gio.ApplicationFlags.IS_SERVICE if service else 0)
     app = EmojiRangers(app_id, flags)
-    # A parent may have blocked these; the app must stop when asked to.
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        GLib.unix_signal_add(GLib.PRIORITY_DEFAULT, signum, lambda: app.quit() or GLib.SOURCE_REMOVE)
     if not service and app.register(None) and app.get_is_remote():
         print(f"{app_id} already runs.", flush=True)
         return 0

@@ -1,11 +1,12 @@
 #!/usr/bin/python3
 """Tap Me: a GLib GApplication that puts four colour widgets on WidgetHost.
 
-It registers with the host on its own D-Bus connection (protocol
-'freedesktop', so taps arrive through org.freedesktop.Application, which
-GApplication implements), publishes its widget bundle, places one small
-widget per colour plus a medium one with a "Show Red View" link, gives each
-its view tree from this folder, and then prints every URL it is asked to open.
+Written with the repository's widgethost module (docs/python.md), it
+registers with the host on its own D-Bus connection (protocol 'freedesktop',
+so taps arrive through org.freedesktop.Application, which GApplication
+implements), publishes its widget bundle, places one small widget per colour
+plus a medium one with a "Show Red View" link, gives each its view tree from
+this folder, and then prints every URL it is asked to open.
 It places its widgets once: when the host already has them (the app ran
 before; the host keeps widgets across restarts), it finds them by their
 content (CurrentConfigurations, then each widget's Content) and places only
@@ -22,17 +23,13 @@ docs/guides/app.md#make-the-app-d-bus-activatable), the bus starts it with
 """
 import json
 import os
-import signal
 import sys
 
-import gi
-
-gi.require_version("Gio", "2.0")
-from gi.repository import Gio, GLib  # noqa: E402
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))  # the repository's widgethost module (docs/python.md)
+import widgethost  # noqa: E402
 
 APP_ID = "org.example.TapMe"
-HERE = os.path.dirname(os.path.abspath(__file__))
-HOST, ROOT = "org.widgethost.Host1", "/org/widgethost/Host1"
 # Each widget: its family and the file with its view tree.
 WIDGETS = [("systemSmall", "red"), ("systemSmall", "green"), ("systemSmall", "blue"), ("systemSmall", "yellow"),
            ("systemMedium", "show-red-link")]
@@ -43,67 +40,37 @@ def read(name):
         return f.read()
 
 
-class TapMe(Gio.Application):
+class TapMe(widgethost.Application):
     def __init__(self):
-        super().__init__(application_id=APP_ID, flags=Gio.ApplicationFlags.HANDLES_OPEN)
+        super().__init__(APP_ID, schemes=["tap-me-widget"], bundle=read("bundle.json"))
 
-    def host(self, interface, method, signature, args, path=ROOT):
-        return self.call(path, "org.widgethost.Host1." + interface, method, GLib.Variant(signature, args))
-
-    def call(self, path, interface, method, args):
-        bus = self.get_dbus_connection()
-        reply = bus.call_sync(HOST, path, interface, method, args, None, Gio.DBusCallFlags.NONE, 10000, None)
-        return reply.unpack()
-
-    def placed(self):
+    async def placed(self):
         """The app's widgets the host already has: {(family, view tree): path}."""
-        (widgets,) = self.host("Widgets", "CurrentConfigurations", "(s)", (APP_ID,))
         found = {}
-        for path, kind, family, _, _ in widgets:
-            (content,) = self.call(path, "org.freedesktop.DBus.Properties", "Get",
-                                   GLib.Variant("(ss)", ("org.widgethost.Host1.Widget", "Content")))
-            if kind == "TapMeWidget" and content:
-                found.setdefault((family, canonical(content)), path)
+        for widget in await self.current_configurations():
+            content = await self.content_of(widget.path)
+            if widget.kind == "TapMeWidget" and content:
+                found.setdefault((widget.family, canonical(content)), widget.path)
         return found
 
-    def do_startup(self):
-        Gio.Application.do_startup(self)
+    async def started(self):
         self.hold()  # stay up: taps may come at any time
-        # Without the bus there is nothing left to do: quit rather than linger.
-        self.get_dbus_connection().connect("closed", lambda *_: self.quit())
-        self.host("Apps", "RegisterApp", "(sa{sv})", (APP_ID, {
-            "protocol": GLib.Variant("s", "freedesktop"),
-            "schemes": GLib.Variant("as", ["tap-me-widget"]),
-        }))
-        self.host("Widgets", "RegisterWidgets", "(ss)", (APP_ID, read("bundle.json")))
-        placed = self.placed()
+        placed = await self.placed()
         for family, name in WIDGETS:
             content = read(name + ".json")
             path = placed.get((family, canonical(content)))
             if path:
                 print(f"found {path.rsplit('/', 1)[-1]} ({name}, {family}), placed before", flush=True)
             else:
-                self.place(family, content, name)
+                path = await self.add_widget("TapMeWidget", family)
+                await self.set_content(path, content)
+                print(f"placed {path.rsplit('/', 1)[-1]} ({name}, {family})", flush=True)
         print(f"Tap Me is ready; Ctrl-C or kill {os.getpid()} stops it.", flush=True)
 
-    def place(self, family, content, label):
-        (path,) = self.host("Widgets", "AddWidget", "(sssa{sv})", (APP_ID, "TapMeWidget", family, {}))
-        self.host("Widget", "SetContent", "(s)", (content,), path=path)
-        print(f"placed {path.rsplit('/', 1)[-1]} ({label}, {family})", flush=True)
-
-    def do_activate(self):
-        pass
-
-    def do_open(self, files, n_files, hint):
-        for f in files:
-            print(f"Tap Me opened {f.get_uri()}", flush=True)
-
-    def do_before_emit(self, platform_data):
-        Gio.Application.do_before_emit(self, platform_data)
-        token = platform_data.lookup_value("activation-token", None)
-        if token is not None:
-            print(f"  (activation token {token.get_string()})", flush=True)
-
+    def on_open_url(self, url, context):
+        if context.activation_token is not None:
+            print(f"  (activation token {context.activation_token})", flush=True)
+        print(f"Tap Me opened {url}", flush=True)
 
 
 def canonical(content):
@@ -112,11 +79,7 @@ def canonical(content):
 
 
 if __name__ == "__main__":
-    # A parent may have blocked these; the app must stop when asked to.
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
     app = TapMe()
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        GLib.unix_signal_add(GLib.PRIORITY_DEFAULT, signum, lambda: app.quit() or GLib.SOURCE_REMOVE)
     if "--gapplication-service" not in sys.argv and app.register(None) and app.get_is_remote():
         print("Tap Me already runs; it keeps the widgets it placed.", flush=True)
         sys.exit(0)
