@@ -109,7 +109,7 @@ struct DocumentTests {
 
     @Test("docs/guides/app.md, run in order, prints what it shows")
     func appGuide() async throws {
-        try await DocSession.check("docs/guides/app.md", leaving: Self.desktopFolders)
+        try await DocSession.check("docs/guides/app.md", leaving: Self.desktopFolders + [Self.pythonUserSite])
     }
 
     @Test("docs/guides/renderer.md, run in order, prints what it shows")
@@ -119,6 +119,10 @@ struct DocumentTests {
 
     /// The folders a desktop has, where the documents install apps: they stay, emptied.
     static let desktopFolders = [".local/share/applications", ".local/share/dbus-1/services"]
+
+    /// The account's own Python folder (`python3 -m site --user-site`, Debian 12's Python),
+    /// where the app guide puts the `.pth` file that finds the Python library: it stays, emptied.
+    static let pythonUserSite = ".local/lib/python3.11/site-packages"
 
     /// The packages the README lists are those scripts/deps.sh installs, in its order.
     @Test("README.md lists the Debian packages scripts/deps.sh installs")
