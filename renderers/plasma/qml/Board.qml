@@ -19,6 +19,8 @@ Item {
     property color textColour: dark ? "#fcfcfc" : "#232629"
     readonly property bool empty: host.widgets.count === 0 && host.activities.count === 0
 
+    Accessible.role: Accessible.Pane
+    Accessible.name: "WidgetHost"
     Layout.minimumWidth: 364 + 2 * spacing
     Layout.minimumHeight: 170 + 2 * spacing
     Layout.preferredWidth: 768 + 2 * spacing

@@ -51,7 +51,7 @@ Item {
             height: row.height
             activeFocusOnTab: true
             Accessible.role: Accessible.Button
-            Accessible.name: "WidgetHost"
+            Accessible.name: "Show Widgets"
             Accessible.focusable: true
             Accessible.onPressAction: compact.toggled()
             Keys.onPressed: {
@@ -62,9 +62,11 @@ Item {
             }
 
             Kirigami.Icon {
-                anchors.fill: parent
-                anchors.margins: 2
+                anchors.centerIn: parent
+                width: Math.min(parent.height, 22)
+                height: width
                 source: "view-grid-symbolic"
+                color: compact.textColour
                 active: mouse.containsMouse
             }
             MouseArea {
