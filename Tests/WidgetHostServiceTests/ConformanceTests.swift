@@ -75,11 +75,12 @@ struct ConformanceKitTests {
     }
 }
 
-/// The renderers the kit runs against: the project's two, and one named by
+/// The renderers the kit runs against: the project's three, and one named by
 /// $WIDGETHOST_CONFORMANCE_RENDERER (docs/conformance.md#your-renderer).
 enum ConformanceRenderer: String, CaseIterable, Sendable, CustomTestStringConvertible {
     case board = "widget-board"
     case gnomeShell = "GNOME Shell extension"
+    case plasma = "KDE Plasma applet"
     case external = "$WIDGETHOST_CONFORMANCE_RENDERER"
 
     var testDescription: String { rawValue }
@@ -89,6 +90,7 @@ enum ConformanceRenderer: String, CaseIterable, Sendable, CustomTestStringConver
         switch self {
         case .board: nil
         case .gnomeShell: gnomeShellTestsRun ? nil : "gnome-shell is not installed (apt-get install gnome-shell)"
+        case .plasma: plasmaTestsRun ? nil : "plasmoidviewer is not installed (apt-get install plasma-sdk plasma-desktop)"
         case .external:
             ExternalSession.command == nil
                 ? "WIDGETHOST_CONFORMANCE_RENDERER is not set: set it to a command that starts your renderer (docs/conformance.md#your-renderer) to run the kit against it"
@@ -100,6 +102,7 @@ enum ConformanceRenderer: String, CaseIterable, Sendable, CustomTestStringConver
         switch self {
         case .board: try await BoardSession.start()
         case .gnomeShell: try await ShellSession.start()
+        case .plasma: try await PlasmaSession.start()
         case .external: try await ExternalSession.start(command: ExternalSession.command ?? "")
         }
     }

@@ -22,44 +22,10 @@ struct GnomeShellTests {
     func desktopTaps() async throws {
         let shell = try await ShellSession.start()
         defer { shell.stop() }
-        try await shell.placeTapMe()
-        let buttons = try await shell.place(
-            ##"{"type":"vstack","spacing":6,"children":[{"type":"button","id":"refresh","action":"refresh","label":"Refresh now","children":[{"type":"text","text":"Refresh"}]},{"type":"toggle","id":"light","action":"toggle-light","isOn":false,"label":"Light"},{"type":"progress","value":0.6},{"type":"hstack","children":[{"type":"image","icon":"weather-clear-symbolic","size":24},{"type":"text","text":"Sunny","fontSize":18,"fontWeight":"bold","foreground":"#ff9f0a"}]}]}"##)
-        #expect(!buttons.isEmpty)
-
-        // Each widget is an accessible push button of its family's size, named as docs/vocabulary.md#accessible-names says.
-        let red = try await shell.element("Tap for red", role: "push button")
-        #expect(red.width == 170 && red.height == 170, "\(red)")
-        let medium = try await shell.element("Tap Me Show Red View", role: "push button")
-        #expect(medium.width == 364 && medium.height == 170, "\(medium)")
-
-        // A link: its URL, with the token the shell minted for the click.
-        try await shell.drive("click", "Show Red View", "--role", "link")
-        let open = try await shell.waitForRecord { $0["call"] as? String == "open" }
-        #expect(open["uris"] as? [String] == ["tap-me-widget://show-red"])
-        let platform = open["platform_data"] as? [String: String] ?? [:]
-        for key in ["activation-token", "desktop-startup-id"] {
-            // On X11 the shell's launch context gives a startup id of its own making: 'gnome-shell/App/…_TIME…'.
-            let token = platform[key] ?? ""
-            #expect(token.hasPrefix("'gnome-shell/") && token.contains("_TIME"), "\(key) must carry the token the shell minted: \(platform)")
+        // On X11 the shell's launch context gives a startup id of its own making: 'gnome-shell/App/…_TIME…'.
+        let medium = try await shell.tapTheDesktop(toggleRole: "toggle button", minter: "the shell") { token in
+            token.hasPrefix("'gnome-shell/") && token.contains("_TIME")
         }
-
-        // The text of a colour widget, outside any link: the widget URL.
-        try await shell.drive("click", "Tap for blue", "--role", "label")
-        _ = try await shell.waitForRecord { ($0["uris"] as? [String]) == ["tap-me-widget://show-blue"] }
-
-        // A button performs its action without raising the app; a toggle sends its new state.
-        try await shell.drive("click", "Refresh now", "--role", "push button")
-        let action = try await shell.waitForRecord { $0["call"] as? String == "action" }
-        #expect(action["action"] as? String == "refresh")
-        try await shell.drive("click", "Light", "--role", "toggle button")
-        let toggled = try await shell.waitForRecord { $0["action"] as? String == "toggle-light" }
-        #expect(toggled["parameter"] as? String == "true", "the toggle's new state: \(toggled)")
-        #expect(!shell.records().contains { $0["call"] as? String == "activate" }, "a button must not raise the app")
-
-        // Drawn where the tree says: the red widget's colour fills it, the medium one's tile is light.
-        #expect(shell.display.colour(x: red.x + 20, y: red.y + red.height - 20) == "#ff0000")
-        #expect(shell.display.colour(x: medium.x + 20, y: medium.y + 20) == "#ffffff")
         try await shell.drive("park")
         let colours = try await shell.screenshot("gnome-shell-desktop.png")
         #expect(colours >= 12, "a desktop with the examples shows more than \(colours) colours")

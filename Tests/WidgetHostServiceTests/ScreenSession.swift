@@ -158,6 +158,51 @@ extension RendererSession {
 }
 
 extension ScreenSession {
+    /// What a desktop renderer's tests check first: Tap Me's widgets and one with a button, a
+    /// toggle (of role `toggleRole`), a bar and an icon placed; each widget an accessible push
+    /// button of its family's size, named as docs/vocabulary.md#accessible-names says; clicks on a
+    /// link, on a widget's text, on a button and on a toggle delivered as the app expects, the
+    /// link's with the token the renderer minted (`minter`), which `token` accepts; the red widget
+    /// and the medium one's tile drawn in their colours. Returns the medium widget.
+    func tapTheDesktop(toggleRole: String, minter: String, token: (String) -> Bool) async throws -> ScreenElement {
+        try await placeTapMe()
+        let buttons = try await place(
+            ##"{"type":"vstack","spacing":6,"children":[{"type":"button","id":"refresh","action":"refresh","label":"Refresh now","children":[{"type":"text","text":"Refresh"}]},{"type":"toggle","id":"light","action":"toggle-light","isOn":false,"label":"Light"},{"type":"progress","value":0.6},{"type":"hstack","children":[{"type":"image","icon":"weather-clear-symbolic","size":24},{"type":"text","text":"Sunny","fontSize":18,"fontWeight":"bold","foreground":"#ff9f0a"}]}]}"##)
+        #expect(!buttons.isEmpty)
+
+        let red = try await element("Tap for red", role: "push button")
+        #expect(red.width == 170 && red.height == 170, "\(red)")
+        let medium = try await element("Tap Me Show Red View", role: "push button")
+        #expect(medium.width == 364 && medium.height == 170, "\(medium)")
+
+        // A link: its URL, with the token minted for the click.
+        try await drive("click", "Show Red View", "--role", "link")
+        let open = try await waitForRecord { $0["call"] as? String == "open" }
+        #expect(open["uris"] as? [String] == ["tap-me-widget://show-red"])
+        let platform = open["platform_data"] as? [String: String] ?? [:]
+        for key in ["activation-token", "desktop-startup-id"] {
+            #expect(token(platform[key] ?? ""), "\(key) must carry the token \(minter) minted: \(platform)")
+        }
+
+        // The text of a colour widget, outside any link: the widget URL.
+        try await drive("click", "Tap for blue", "--role", "label")
+        _ = try await waitForRecord { ($0["uris"] as? [String]) == ["tap-me-widget://show-blue"] }
+
+        // A button performs its action without raising the app; a toggle sends its new state.
+        try await drive("click", "Refresh now", "--role", "push button")
+        let action = try await waitForRecord { $0["call"] as? String == "action" }
+        #expect(action["action"] as? String == "refresh")
+        try await drive("click", "Light", "--role", toggleRole)
+        let toggled = try await waitForRecord { $0["action"] as? String == "toggle-light" }
+        #expect(toggled["parameter"] as? String == "true", "the toggle's new state: \(toggled)")
+        #expect(!records().contains { $0["call"] as? String == "activate" }, "a button must not raise the app")
+
+        // Drawn where the tree says: the red widget's colour fills it, the medium one's tile is light.
+        #expect(display.colour(x: red.x + 20, y: red.y + red.height - 20) == "#ff0000")
+        #expect(display.colour(x: medium.x + 20, y: medium.y + 20) == "#ffffff")
+        return medium
+    }
+
     /// Saves the screen, or the part of it `element` covers, as `name` under the
     /// screenshots folder (see `screenshotFile`). Returns how many distinct colours a
     /// sample of its pixels has.
@@ -241,14 +286,17 @@ extension HostFixture {
     /// Makes the AT-SPI accessibility bus startable on the fixture's bus, where toolkits and
     /// drive.py find it as on a desktop. Its socket goes in the test's own runtime folder (made
     /// private); settings schemas and icons come from the machine's data folder, after the test's
-    /// desktop entries. Returns that runtime folder and XDG_DATA_DIRS.
-    func installAccessibilityBus() throws -> (runtime: URL, dataDirs: String) {
+    /// desktop entries. With `display`, the bus's launcher also puts the bus's address on that X
+    /// display (the root window's AT_SPI_BUS), where Qt reads it as it starts: Qt 5 asking the
+    /// session bus instead races its own start-up when the accessibility bus is already running.
+    /// Returns that runtime folder and XDG_DATA_DIRS.
+    func installAccessibilityBus(display: String? = nil) throws -> (runtime: URL, dataDirs: String) {
         let runtime = root.appendingPathComponent("runtime")
         try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: runtime.path)
         let dataDirs = dataDir.path + ":/usr/share"
         try bus.installService(
             name: "org.a11y.Bus",
-            exec: "/usr/bin/env XDG_DATA_DIRS=\(dataDirs) XDG_RUNTIME_DIR=\(runtime.path) /usr/libexec/at-spi-bus-launcher")
+            exec: "/usr/bin/env \(display.map { "DISPLAY=\($0) " } ?? "")XDG_DATA_DIRS=\(dataDirs) XDG_RUNTIME_DIR=\(runtime.path) /usr/libexec/at-spi-bus-launcher")
         return (runtime, dataDirs)
     }
 }

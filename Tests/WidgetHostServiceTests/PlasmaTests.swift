@@ -1,0 +1,322 @@
+import DBus
+import Foundation
+import PrivateBus
+import Testing
+
+/// Whether the KDE Plasma applet's tests run: when plasmoidviewer (plasma-sdk) is
+/// installed, and always in CI (CI=true), where a missing one fails them instead of skipping.
+let plasmaTestsRun = FileManager.default.isExecutableFile(atPath: "/usr/bin/plasmoidviewer")
+    || ProcessInfo.processInfo.environment["CI"] == "true"
+
+/// The KDE Plasma applet (renderers/plasma) in plasmoidviewer, a real Plasma shell
+/// container, as a person uses it: on a virtual X display (Xvfb) with the test's
+/// session bus, the applet built and installed by its install script; what it draws is
+/// found through the AT-SPI accessibility tree (Qt's bridge) and clicked with real
+/// pointer events (xdotool). The assertions are on what the app received.
+@Suite("KDE Plasma applet", .serialized, .timeLimit(.minutes(4)),
+    .enabled(if: plasmaTestsRun, "plasmoidviewer is not installed (apt-get install plasma-sdk plasma-desktop)"))
+struct PlasmaTests {
+    @Test("Loaded without QML errors, the placed widgets drawn at their family sizes in their trees' colours, and clicks on a widget, its link, button and toggle reach the app with a startup id Plasma minted")
+    func desktopTaps() async throws {
+        let plasma = try await PlasmaSession.start()
+        defer { plasma.stop() }
+        // KStartupInfo's startup id: HOST;SECONDS;MICROSECONDS;PID_TIME<the click's X time>. Qt has no
+        // toggle-button role: a toggle is a push button whose checked state is isOn.
+        _ = try await plasma.tapTheDesktop(toggleRole: "push button", minter: "Plasma") { token in
+            token.firstMatch(of: /^'[^;']+;\d+;\d+;\d+_TIME[1-9]\d*'$/) != nil
+        }
+        try await plasma.drive("park")
+        let colours = try await plasma.screenshot("plasma-desktop.png")
+        #expect(colours >= 12, "a desktop with the examples shows more than \(colours) colours")
+
+        // Breeze Dark: every tile is drawn dark.
+        try await plasma.show(.dark)
+        let dark = try await plasma.element("Tap Me Show Red View", role: "push button")
+        #expect(await eventually(timeout: 5) { plasma.display.colour(x: dark.x + 20, y: dark.y + 20) == "#2c2c2e" },
+            "the medium tile is \(plasma.display.colour(x: dark.x + 20, y: dark.y + 20) ?? "unreadable") in the dark")
+        try plasma.expectNoQMLErrors()
+    }
+
+    @Test("The applet follows the host: new content redrawn, a removed widget gone, everything gone while the host is away and back after it restarts")
+    func followsHost() async throws {
+        let plasma = try await PlasmaSession.start()
+        defer { plasma.stop() }
+        let changing = try await plasma.place(#"{"type":"text","id":"t","text":"Before"}"#)
+        let gone = try await plasma.place(#"{"type":"text","text":"Going"}"#)
+        _ = try await plasma.place(##"{"type":"color","color":"#0a84ff","children":[{"type":"text","text":"Staying","foreground":"white"}]}"##)
+        try await plasma.drive("find", "Before", "--role", "push button")
+        try await plasma.app.setContent(changing, #"{"type":"text","id":"t","text":"After"}"#)
+        try await plasma.drive("find", "After", "--role", "push button", "--timeout", "2")
+        try await plasma.drive("gone", "Before", "--timeout", "2")
+        try await plasma.remove(gone)
+        try await plasma.drive("gone", "Going", "--timeout", "2")
+
+        await plasma.fixture.stopHost()
+        try await plasma.drive("gone", "Staying", "--timeout", "5")
+        try await plasma.drive("find", "WidgetHost is not running: its widgets show once it starts", "--role", "label", "--timeout", "5")
+        try await plasma.fixture.startHost()
+        let staying = try await plasma.element("Staying", role: "push button", timeout: 5)
+        #expect(plasma.display.colour(x: staying.x + 20, y: staying.y + 20) == "#0a84ff", "drawn again in its colour")
+        try await plasma.drive("find", "After", "--role", "push button", "--timeout", "5")
+        try plasma.expectNoQMLErrors()
+    }
+
+    @Test("In a panel (horizontal form factor) the applet shows the most relevant Live Activity's compact presentations; a click opens its app at the activity's URL with a startup id; its button opens the popup with the expanded presentation, whose link works, and the widgets; it follows Update and End")
+    func panel() async throws {
+        let plasma = try await PlasmaSession.start(form: .panel)
+        defer { plasma.stop() }
+        try await plasma.place(try exampleFile("tap-me/red.json"))
+        let activity = try await plasma.startDelivery(eta: 10)
+        // A push button named by what it shows: compactLeading's label, compactTrailing's bound text.
+        let pill = try await plasma.element("Delivery 10 min", role: "push button")
+        try await plasma.drive("find", "10 min", "--role", "label")
+        try await plasma.drive("gone", "Tap for red", "--timeout", "0")
+
+        // A click taps the compact presentation: the activity's URL, with the startup id Plasma minted.
+        try await plasma.drive("clickat", "\(pill.x + pill.width - 12)", "\(pill.y + pill.height / 2)")
+        let open = try await plasma.waitForRecord { $0["call"] as? String == "open" }
+        #expect(open["uris"] as? [String] == ["delivery-tracker://order/1234"], "a compact presentation opens the activity's URL")
+        let data = open["platform_data"] as? [String: String] ?? [:]
+        #expect((data["activation-token"] ?? "").contains("_TIME"), "the startup id Plasma minted: \(open)")
+        let source = data["org.widgethost.source"] ?? ""
+        #expect(source.contains("'activity_id': <'\(activity.split(separator: "/").last!)'>") && source.contains("<'compactTrailing'>"),
+            "a tap on the trailing side: \(source)")
+
+        // An Update redraws the pill and renames it.
+        try await plasma.app.updateActivity(activity, state: ["eta_minutes": .int64(7)])
+        try await plasma.drive("find", "Delivery 7 min", "--role", "push button", "--timeout", "2")
+        try await plasma.drive("gone", "Delivery 10 min", "--timeout", "2")
+        try await plasma.drive("park")
+        let bar = try await plasma.element("Delivery 7 min", role: "push button")
+        #expect(try await plasma.screenshot("plasma-panel.png", of: bar) >= 4, "the pill is drawn")
+
+        // The applet's button opens the popup: the expanded presentation, whose link works, and the widgets.
+        try await plasma.drive("click", "Show Widgets", "--role", "push button")
+        // Left alone while the popup maps: drive.py's walks of the whole tree, 20 a second, keep
+        // plasmoidviewer too busy answering them to show its popup.
+        try await Task.sleep(for: .seconds(2))
+        try await plasma.drive("find", "Arriving in 7 min", "--role", "label", "--timeout", "10")
+        try await plasma.drive("find", "Tap for red", "--role", "push button")
+        try await plasma.drive("click", "Track on map", "--role", "link")
+        let map = try await plasma.waitForRecord { ($0["uris"] as? [String])?.first?.hasSuffix("/map") == true }
+        #expect(map["uris"] as? [String] == ["delivery-tracker://order/1234/map"], "a link counts in the expanded presentation")
+        #expect((map["platform_data"] as? [String: String])?["org.widgethost.source"]?.contains("<'expanded'>") == true, "\(map)")
+
+        // Ended and dismissed at once, the pill goes.
+        try await plasma.app.endActivity(activity, dismissal: "immediate")
+        try await plasma.drive("gone", "Delivery 7 min", "--timeout", "3")
+        try plasma.expectNoQMLErrors()
+    }
+
+    /// The picture of README.md's "On KDE Plasma" and docs/plasma.md: the examples
+    /// GnomeShellTests.screenshots puts on the shell, in the applet on the desktop.
+    @Test("A screenshot of the applet with the examples on the desktop")
+    func screenshots() async throws {
+        let plasma = try await PlasmaSession.start()
+        defer { plasma.stop() }
+        let rangers = try plasma.fixture.installEmojiRangers(["EMOJI_RANGERS_STEP": "600", "EMOJI_RANGERS_START_HEALTH": "60"])
+        try await plasma.fixture.launchEmojiRangers(plasma.app.connection, record: rangers)
+        try await plasma.placeExamples()
+        for (name, role) in [
+            ("Tap for yellow", "label"), ("Tap Me Show Red View", "push button"), ("Spouty, 60% health", "push button"),
+            ("Ranger Leaderboard", "push button"), ("Delivery 10 min", "push button"),
+        ] {
+            _ = try await plasma.element(name, role: role)
+        }
+        try await plasma.drive("park")
+        let board = try await plasma.element("WidgetHost", role: "panel")
+        let picture = try await plasma.screenshot("plasma.png", of: board)
+        #expect(picture >= 12, "the applet with the examples shows more than \(picture) colours")
+        try plasma.expectNoQMLErrors()
+    }
+}
+
+/// renderers/plasma/install, which builds the applet with cmake.
+@Suite("KDE Plasma applet's install script", .serialized, .timeLimit(.minutes(6)),
+    .enabled(if: plasmaTestsRun, "plasmoidviewer is not installed (apt-get install plasma-sdk plasma-desktop)"))
+struct PlasmaInstallTests {
+    @Test("It installs the applet's package, the vocabulary's declaration as a module in it, and its QML module into PREFIX, tells the Plasma session where the QML module is, and refuses a Plasma it does not know")
+    func installs() async throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("widgethost-plasma-\(UUID().uuidString.prefix(8))")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let prefix = root.appendingPathComponent("prefix")
+        let installed = try await PlasmaApplet.install(into: prefix, environment: ["XDG_CONFIG_HOME": root.appendingPathComponent("config").path])
+        let package = prefix.appendingPathComponent("share/plasma/plasmoids/org.widgethost.plasmoid")
+        let source = repositoryRoot.appendingPathComponent("renderers/plasma")
+        for (file, from) in [("metadata.json", "plasma5/metadata.json"), ("contents/ui/main.qml", "plasma5/main.qml"),
+                             ("contents/ui/Element.qml", "qml/Element.qml"), ("contents/config/config.qml", "plasma5/config.qml")] {
+            let copy = try? Data(contentsOf: package.appendingPathComponent(file))
+            #expect(copy != nil && copy == (try? Data(contentsOf: source.appendingPathComponent(from))), "\(file) is \(from)")
+        }
+        // The rendering vocabulary's declaration, as a module the applet imports.
+        let declaration = try String(contentsOf: repositoryRoot.appendingPathComponent("vocabulary/vocabulary.json"), encoding: .utf8)
+        let module = try? String(contentsOf: package.appendingPathComponent("contents/ui/declaration.js"), encoding: .utf8)
+        #expect(module?.contains("var DECLARATION = \(declaration.trimmingCharacters(in: .whitespacesAndNewlines));") == true,
+            "contents/ui/declaration.js holds vocabulary/vocabulary.json")
+        for file in ["qmldir", "libwidgethostplasmoid.so"] {
+            #expect(FileManager.default.fileExists(atPath: "\(installed.qmlDirectory)/org/widgethost/plasmoid/\(file)"), "\(file) in \(installed.qmlDirectory)")
+        }
+        let session = try? String(contentsOf: root.appendingPathComponent("config/plasma-workspace/env/widgethost-plasmoid.sh"), encoding: .utf8)
+        #expect(session?.contains("export QML2_IMPORT_PATH=\"\(installed.qmlDirectory)${QML2_IMPORT_PATH:+:$QML2_IMPORT_PATH}\"") == true, "\(session ?? "none")")
+
+        let unknown = try await runCommand(PlasmaApplet.script, ["--plasma", "7", root.appendingPathComponent("other").path])
+        #expect(unknown.status == 1 && unknown.stderr.contains("give --plasma 5 (Plasma 5.27) or --plasma 6"), "\(unknown)")
+    }
+
+    @Test("Outside the source tree, without the vocabulary's declaration, it installs nothing and says what it needs")
+    func needsDeclaration() async throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("widgethost-plasma-\(UUID().uuidString.prefix(8))")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let copy = root.appendingPathComponent("renderers/plasma")
+        try FileManager.default.createDirectory(at: copy.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try FileManager.default.copyItem(at: repositoryRoot.appendingPathComponent("renderers/plasma"), to: copy)
+        let prefix = root.appendingPathComponent("prefix")
+        let result = try await runCommand(copy.appendingPathComponent("install").path, ["--plasma", "5", prefix.path])
+        #expect(result.status == 1 && result.stderr.contains("vocabulary/vocabulary.json is missing: install from the whole source tree"), "\(result)")
+        #expect(!FileManager.default.fileExists(atPath: prefix.path), "nothing is installed")
+    }
+}
+
+/// The applet built once per test run (in .build/plasma-applet, again only where the
+/// source changed) and installed by renderers/plasma/install into a prefix of a test's own.
+enum PlasmaApplet {
+    static let script = repositoryRoot.appendingPathComponent("renderers/plasma/install").path
+    static let buildDirectory = repositoryRoot.appendingPathComponent(".build/plasma-applet").path
+    /// One build at a time: the tests share the build folder.
+    static let gate = AsyncGate(limit: 1)
+
+    /// Installs the applet for Plasma 5 into `prefix`; returns where its QML module went.
+    static func install(into prefix: URL, environment: [String: String] = [:]) async throws -> (qmlDirectory: String, output: String) {
+        await gate.acquire()
+        defer { Task { await gate.release() } }
+        let result = try await runCommand(script, ["--plasma", "5", "--build-dir", buildDirectory, prefix.path], adding: environment, timeout: 600)
+        guard result.succeeded, let line = result.stdout.split(separator: "\n").first(where: { $0.contains("its QML module in ") }) else {
+            throw PrivateBusError("renderers/plasma/install failed: \(result)")
+        }
+        return (String(line[line.range(of: "its QML module in ")!.upperBound...]), result.stdout)
+    }
+}
+
+/// A host, the Tap Me GApplication installed as a DBusActivatable app, the AT-SPI
+/// bus, a virtual display and plasmoidviewer on it with the applet: on Plasma's
+/// desktop containment (`.desktop`, the full representation) or in the
+/// horizontal form factor of a panel (`.panel`, the compact representation).
+final class PlasmaSession: ScreenSession, ConformanceScreen, @unchecked Sendable {
+    enum Form {
+        case desktop, panel
+    }
+
+    let fixture: HostFixture
+    let display: VirtualDisplay
+    let record: String
+    let app: AppPeer
+    let environment: [String: String]
+    let form: Form
+    private var viewer: Launched
+    private(set) var appearance: ConformanceCase.Appearance
+    /// Everything plasmoidviewer printed, across its restarts.
+    private var printedBefore = ""
+
+    var driveOptions: [String] { ["--app", "plasmoidviewer"] }
+    var rendererOutput: String { "plasmoidviewer printed:\n\(printed.suffix(4000))" }
+    var printed: String { printedBefore + viewer.printed() }
+
+    private init(
+        fixture: HostFixture, display: VirtualDisplay, record: String, app: AppPeer, viewer: Launched, environment: [String: String],
+        form: Form, appearance: ConformanceCase.Appearance
+    ) {
+        (self.fixture, self.display, self.record, self.app, self.viewer, self.environment) = (fixture, display, record, app, viewer, environment)
+        (self.form, self.appearance) = (form, appearance)
+    }
+
+    static func start(form: Form = .desktop, appearance: ConformanceCase.Appearance = .light) async throws -> PlasmaSession {
+        let fixture = try await HostFixture.make()
+        var display: VirtualDisplay?
+        var viewer: Launched?
+        do {
+            let record = try fixture.installTapMe(environment: ["WIDGETHOST_TEST_ACTIONS": "refresh,toggle-light:b"])
+            display = try VirtualDisplay(directory: fixture.root)
+            let (runtime, dataDirs) = try fixture.installAccessibilityBus(display: display!.display)
+            try await fixture.startHost()
+            // Running before plasmoidviewer starts, and on the display: see installAccessibilityBus.
+            let accessibility = try await fixture.gdbus(
+                ["call", "--session", "--dest", "org.a11y.Bus", "--object-path", "/org/a11y/bus", "--method", "org.a11y.Bus.GetAddress"])
+            guard accessibility.succeeded else { throw PrivateBusError("the accessibility bus did not start: \(accessibility)") }
+            let prefix = fixture.root.appendingPathComponent("plasma")
+            let installed = try await PlasmaApplet.install(into: prefix)
+            let home = fixture.root.appendingPathComponent("home")
+            try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
+            let environment = [
+                "DISPLAY": display!.display, "QT_QPA_PLATFORM": "xcb", "QT_LINUX_ACCESSIBILITY_ALWAYS_ON": "1",
+                "XDG_DATA_DIRS": prefix.appendingPathComponent("share").path + ":" + dataDirs, "XDG_RUNTIME_DIR": runtime.path,
+                "HOME": home.path, "XDG_CACHE_HOME": fixture.root.appendingPathComponent("cache").path, "QML2_IMPORT_PATH": installed.qmlDirectory,
+            ]
+            viewer = try await launchViewer(fixture, environment: environment, form: form, appearance: appearance)
+            let app = try await fixture.tapMePeer()
+            return PlasmaSession(
+                fixture: fixture, display: display!, record: record, app: app, viewer: viewer!, environment: environment, form: form,
+                appearance: appearance)
+        } catch {
+            if let viewer { endProcess(viewer.process) }
+            display?.stop()
+            fixture.stop()
+            throw error
+        }
+    }
+
+    /// Starts plasmoidviewer with the applet in the colour scheme of `appearance` (Breeze or
+    /// Breeze Dark, in kdeglobals as Plasma's own settings write it) and waits until the applet
+    /// is on the AT-SPI bus: its board on the desktop, its Show Widgets button in a panel.
+    private static func launchViewer(
+        _ fixture: HostFixture, environment: [String: String], form: Form, appearance: ConformanceCase.Appearance
+    ) async throws -> Launched {
+        let scheme = appearance == .dark ? "BreezeDark" : "BreezeLight"
+        let config = URL(fileURLWithPath: fixture.environment["XDG_CONFIG_HOME"] ?? fixture.root.appendingPathComponent("config").path)
+        try FileManager.default.createDirectory(at: config, withIntermediateDirectories: true)
+        try Data(contentsOf: URL(fileURLWithPath: "/usr/share/color-schemes/\(scheme).colors"))
+            .write(to: config.appendingPathComponent("kdeglobals"))
+        let arguments = ["-a", "org.widgethost.plasmoid", "-s", "1280x900"] + (form == .panel ? ["-f", "horizontal"] : [])
+        let viewer = try fixture.launch("/usr/bin/plasmoidviewer", arguments, environment: environment)
+        let (name, role) = form == .panel ? ("Show Widgets", "push button") : ("WidgetHost", "panel")
+        let found = await eventually(timeout: 60) {
+            guard viewer.process.isRunning else { return false }
+            let result = try? await runCommand(
+                "/usr/bin/python3",
+                [repositoryRoot.appendingPathComponent("Tests/Fixtures/board/drive.py").path, "--app", "plasmoidviewer", "find", name, "--role", role, "--timeout", "2"],
+                environment: fixture.environment.merging(environment) { _, new in new }, timeout: 30)
+            return result?.succeeded == true
+        }
+        guard found else {
+            let tree = try? await runCommand(
+                "/usr/bin/python3", [repositoryRoot.appendingPathComponent("Tests/Fixtures/board/drive.py").path, "tree"],
+                environment: fixture.environment.merging(environment) { _, new in new }, timeout: 30)
+            endProcess(viewer.process)
+            throw PrivateBusError(
+                "plasmoidviewer did not show the applet (a \(role) named \(name)); the accessibility tree:\n\(tree?.stdout.suffix(3000) ?? "")\(tree?.stderr.suffix(1000) ?? "")\nplasmoidviewer printed:\n\(viewer.printed().suffix(6000))")
+        }
+        return viewer
+    }
+
+    /// Draws from now on in `appearance`: plasmoidviewer started again in its colour scheme.
+    func show(_ appearance: ConformanceCase.Appearance) async throws {
+        guard appearance != self.appearance else { return }
+        printedBefore += viewer.printed()
+        endProcess(viewer.process)
+        viewer = try await Self.launchViewer(fixture, environment: environment, form: form, appearance: appearance)
+        self.appearance = appearance
+    }
+
+    /// plasmoidviewer printed no QML warning or error from the applet's own files
+    /// (its package, its QML module): every line naming them is a defect.
+    func expectNoQMLErrors() throws {
+        let ours = printed.split(separator: "\n").filter { $0.contains("org.widgethost.plasmoid") || $0.contains("org/widgethost/plasmoid") }
+        #expect(ours.isEmpty, "plasmoidviewer printed QML problems of the applet:\n\(ours.joined(separator: "\n"))")
+    }
+
+    func stop() {
+        app.close()
+        endProcess(viewer.process)
+        display.stop()
+        fixture.stop()
+    }
+}
