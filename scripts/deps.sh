@@ -32,7 +32,9 @@ WIDGETHOST_DEBS=(libdbus-1-dev pkg-config dbus systemd libglib2.0-bin python3 py
 #                             what plasmoidviewer needs and plasma-sdk does not name: Plasma's
 #                             shell package structure (plasma-workspace), the desktop
 #                             containment, the Breeze theme and icons
-WIDGETHOST_TEST_DEBS=(gnome-shell plasma-sdk plasma-desktop)
+#   qml-module-org-kde-kitemmodels  what plasmoidviewer's configuration dialog imports,
+#                             where the applet's gallery is
+WIDGETHOST_TEST_DEBS=(gnome-shell plasma-sdk plasma-desktop qml-module-org-kde-kitemmodels)
 
 # Installs whichever of the packages are missing (with sudo when not root);
 # with --tests, the tests' packages too.

@@ -108,6 +108,36 @@ struct PlasmaTests {
         try plasma.expectNoQMLErrors()
     }
 
+    @Test("Add Widget… opens the applet's configuration page, the host's gallery: it places a kind of an app in a family, configures it with the app's choices and removes it")
+    func gallery() async throws {
+        let plasma = try await PlasmaSession.start()
+        defer { plasma.stop() }
+        let rangers = try plasma.fixture.installEmojiRangers(["EMOJI_RANGERS_STEP": "600"])
+        try await plasma.fixture.launchEmojiRangers(plasma.app.connection, record: rangers)
+        try await plasma.drive("click", "Add Widget…", "--role", "push button")
+        // The kinds come from ListBundles, a button per family.
+        try await plasma.drive("click", "Ranger Detail, Small", "--role", "push button", "--timeout", "15")
+        let placed = try await plasma.rangersWidget { _ in true }
+        #expect(placed.family == "systemSmall")
+        try await plasma.drive("find", "Spouty, 40% health", "--role", "push button")
+
+        // Its hero: the app's choices (GetConfigurationOptions); the app is asked for the chosen one's timeline.
+        try await plasma.drive("click", "Hero of Ranger Detail, Small", "--role", "combo box")
+        try await plasma.drive("click", "🦄 Egghead", "--timeout", "5")
+        _ = try await plasma.rangersWidget { $0["hero"] == .string("egghead") }
+        try await plasma.drive("find", "Egghead, 40% health", "--role", "push button")
+        #expect(plasma.fixture.records(rangers).contains {
+            $0["call"] as? String == "timeline" && (($0["configuration"] as? [String: Any])?["hero"] as? String) == "egghead"
+        }, "the app was asked for the chosen hero's timeline: \(plasma.fixture.records(rangers))")
+
+        // Remove takes it off the host, and so off the desktop.
+        try await plasma.drive("click", "Remove Ranger Detail, Small", "--role", "push button")
+        try await plasma.drive("gone", "Egghead, 40% health", "--timeout", "3")
+        #expect(try await plasma.placedWidgets(of: "org.example.EmojiRangers").isEmpty, "removed from the host, not just the desktop")
+        #expect(!plasma.records().contains { $0["call"] as? String == "open" }, "no click in the gallery is a tap: \(plasma.records())")
+        try plasma.expectNoQMLErrors()
+    }
+
     /// The picture of README.md's "On KDE Plasma" and docs/plasma.md: the examples
     /// GnomeShellTests.screenshots puts on the shell, in the applet on the desktop.
     @Test("A screenshot of the applet with the examples on the desktop")

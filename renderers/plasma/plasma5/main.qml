@@ -31,6 +31,7 @@ Item {
     }
     Plasmoid.fullRepresentation: Board {
         host: widgetHost
+        onAddRequested: root.action_addWidget()
         dark: root.dark
         textColour: PlasmaCore.Theme.textColor
     }

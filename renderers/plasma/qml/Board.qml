@@ -2,15 +2,18 @@
 // panel applet. Every Live Activity (most relevant first) as a card with its
 // compact and expanded presentations, then every placed widget at its
 // family's size, in the order the host placed them, flowing left to right,
-// row after row; all following the host live. Light or dark as the root says
+// row after row; all following the host live. Add Widget… opens the gallery. Light or dark as the root says
 // (from the Plasma theme of its version).
 import QtQuick 2.15
+import QtQuick.Controls 2.15
 import QtQuick.Layouts 1.15
 
 Item {
     id: board
 
     property var host
+    /** Add Widget… was pressed: the root opens the gallery (the applet's configuration page). */
+    signal addRequested()
     /** Room around and between the widgets. */
     property real spacing: 18
     /** Whether the colour scheme is dark: tiles are drawn dark then. */
@@ -72,11 +75,17 @@ Item {
                     }
                 }
             }
+            Button {
+                text: "Add Widget…"
+                icon.name: "list-add"
+                visible: board.host.running
+                onClicked: board.addRequested()
+            }
             Text {
                 width: parent.width
                 visible: board.empty
                 text: board.host.running
-                    ? "No widgets yet: add them with Configure WidgetHost… (the applet's menu)"
+                    ? "No widgets yet: add them with Add Widget…"
                     : "WidgetHost is not running: its widgets show once it starts"
                 color: board.textColour
                 wrapMode: Text.Wrap
