@@ -147,15 +147,19 @@ struct PlasmaTests {
         let rangers = try plasma.fixture.installEmojiRangers(["EMOJI_RANGERS_STEP": "600", "EMOJI_RANGERS_START_HEALTH": "60"])
         try await plasma.fixture.launchEmojiRangers(plasma.app.connection, record: rangers)
         try await plasma.placeExamples()
+        var shown: [ScreenElement] = []
         for (name, role) in [
             ("Tap for yellow", "label"), ("Tap Me Show Red View", "push button"), ("Spouty, 60% health", "push button"),
             ("Ranger Leaderboard", "push button"), ("Delivery 10 min", "push button"),
         ] {
-            _ = try await plasma.element(name, role: role)
+            shown.append(try await plasma.element(name, role: role))
         }
         try await plasma.drive("park")
+        // The board down to its lowest widget, and a margin: not plasmoidviewer's own buttons below it.
         let board = try await plasma.element("WidgetHost", role: "panel")
-        let picture = try await plasma.screenshot("plasma.png", of: board)
+        let bottom = shown.map { $0.y + $0.height }.max()! + 12
+        let area = ScreenElement(name: "board", role: "panel", x: board.x, y: board.y, width: board.width, height: bottom - board.y, seen: 0)
+        let picture = try await plasma.screenshot("plasma.png", of: area)
         #expect(picture >= 12, "the applet with the examples shows more than \(picture) colours")
         try plasma.expectNoQMLErrors()
     }
@@ -173,7 +177,7 @@ struct PlasmaInstallTests {
         let installed = try await PlasmaApplet.install(into: prefix, environment: ["XDG_CONFIG_HOME": root.appendingPathComponent("config").path])
         let package = prefix.appendingPathComponent("share/plasma/plasmoids/org.widgethost.plasmoid")
         let source = repositoryRoot.appendingPathComponent("renderers/plasma")
-        for (file, from) in [("metadata.json", "plasma5/metadata.json"), ("contents/ui/main.qml", "plasma5/main.qml"),
+        for (file, from) in [("metadata.json", "plasma5/metadata.json"), ("contents/ui/main.qml", "plasma5/main.qml"), ("contents/ui/Icon.qml", "plasma5/Icon.qml"),
                              ("contents/ui/Element.qml", "qml/Element.qml"), ("contents/config/config.qml", "plasma5/config.qml")] {
             let copy = try? Data(contentsOf: package.appendingPathComponent(file))
             #expect(copy != nil && copy == (try? Data(contentsOf: source.appendingPathComponent(from))), "\(file) is \(from)")

@@ -6,6 +6,7 @@ import QtQuick 2.15
 
 import "Activity.js" as A
 import "Vocabulary.js" as V
+import "Keyboard.js" as Keyboard
 
 Rectangle {
     id: card
@@ -52,8 +53,8 @@ Rectangle {
             Accessible.name: A.compactName(card.presentations, card.bindings, card.appId)
             Accessible.focusable: true
             Accessible.onPressAction: card.tap("compactLeading", "", header)
-            Keys.onPressed: {
-                if ([Qt.Key_Return, Qt.Key_Enter, Qt.Key_Space].indexOf(event.key) >= 0) {
+            Keys.onPressed: (event) => {
+                if (Keyboard.activates(event)) {
                     card.tap("compactLeading", "", header);
                     event.accepted = true;
                 }
@@ -68,7 +69,7 @@ Rectangle {
             MouseArea {
                 anchors.fill: parent
                 cursorShape: Qt.PointingHandCursor
-                onClicked: {
+                onClicked: (mouse) => {
                     var hit = sides.tapAt(mouse.x, mouse.y);
                     card.tap(hit[0], hit[1], header);
                 }
@@ -88,7 +89,7 @@ Rectangle {
             MouseArea {
                 anchors.fill: parent
                 cursorShape: Qt.PointingHandCursor
-                onClicked: card.tap("expanded", expanded.elementIdAt(mouse.x, mouse.y), expanded)
+                onClicked: (mouse) => card.tap("expanded", expanded.elementIdAt(mouse.x, mouse.y), expanded)
             }
         }
     }

@@ -27,7 +27,7 @@ Item {
     Layout.minimumWidth: 364 + 2 * spacing
     Layout.minimumHeight: 170 + 2 * spacing
     Layout.preferredWidth: 768 + 2 * spacing
-    Layout.preferredHeight: 600
+    Layout.preferredHeight: 780
 
     Flickable {
         anchors.fill: parent

@@ -3,7 +3,7 @@
 // widgets and every activity's expanded presentation) as a popup.
 import QtQuick 2.15
 import QtQuick.Layouts 1.15
-import org.kde.kirigami 2.20 as Kirigami
+import "Keyboard.js" as Keyboard
 
 Item {
     id: compact
@@ -54,14 +54,14 @@ Item {
             Accessible.name: "Show Widgets"
             Accessible.focusable: true
             Accessible.onPressAction: compact.toggled()
-            Keys.onPressed: {
-                if ([Qt.Key_Return, Qt.Key_Enter, Qt.Key_Space].indexOf(event.key) >= 0) {
+            Keys.onPressed: (event) => {
+                if (Keyboard.activates(event)) {
                     compact.toggled();
                     event.accepted = true;
                 }
             }
 
-            Kirigami.Icon {
+            Icon {
                 anchors.centerIn: parent
                 width: Math.min(parent.height, 22)
                 height: width

@@ -7,9 +7,9 @@
 // says, so the keyboard and assistive technologies reach them.
 import QtQuick 2.15
 import QtQuick.Layouts 1.15
-import org.kde.kirigami 2.20 as Kirigami
 
 import "Vocabulary.js" as V
+import "Keyboard.js" as Keyboard
 
 Item {
     id: node
@@ -74,8 +74,8 @@ Item {
     Accessible.checked: isOn
     Accessible.onPressAction: activate()
     Accessible.onToggleAction: activate()
-    Keys.onPressed: {
-        if (isTappable && [Qt.Key_Return, Qt.Key_Enter, Qt.Key_Space].indexOf(event.key) >= 0) {
+    Keys.onPressed: (event) => {
+        if (isTappable && Keyboard.activates(event)) {
             activate();
             event.accepted = true;
         }
@@ -192,12 +192,12 @@ Item {
                 fillMode: Image.PreserveAspectFit
                 smooth: true
             }
-            Kirigami.Icon {
+            Icon {
                 anchors.centerIn: parent
                 width: parent.size
                 height: parent.size
                 visible: parent.source === ""
-                source: parent.icon
+                source: parent.source === "" ? parent.icon : ""
                 // A symbolic icon takes the colour of the text around it, as a glyph does.
                 isMask: parent.icon.endsWith("-symbolic")
                 color: node.inner.foreground || "#1c1c1e"

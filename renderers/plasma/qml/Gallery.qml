@@ -204,7 +204,7 @@ ScrollView {
                                         });
                                     });
                             }
-                            onActivated: {
+                            onActivated: (index) => {
                                 var chosen = Object.assign({}, placed.configuration);
                                 chosen[parameter.name] = options[index].value;
                                 host.call(placed.path, "org.widgethost.Host1.Widget", "Configure", [chosen], gallery.done);

@@ -5,6 +5,7 @@
 import QtQuick 2.15
 
 import "Activity.js" as A
+import "Keyboard.js" as Keyboard
 
 Rectangle {
     id: pill
@@ -36,8 +37,8 @@ Rectangle {
     Accessible.name: A.compactName(presentations, bindings, appId)
     Accessible.focusable: true
     Accessible.onPressAction: tap("compactLeading", "")
-    Keys.onPressed: {
-        if ([Qt.Key_Return, Qt.Key_Enter, Qt.Key_Space].indexOf(event.key) >= 0) {
+    Keys.onPressed: (event) => {
+        if (Keyboard.activates(event)) {
             tap("compactLeading", "");
             event.accepted = true;
         }
@@ -57,7 +58,7 @@ Rectangle {
     MouseArea {
         anchors.fill: parent
         cursorShape: Qt.PointingHandCursor
-        onClicked: {
+        onClicked: (mouse) => {
             var point = mapToItem(sides, mouse.x, mouse.y);
             var hit = sides.tapAt(Math.max(0, Math.min(sides.width - 1, point.x)), point.y);
             pill.tap(hit[0], hit[1]);

@@ -7,6 +7,7 @@
 import QtQuick 2.15
 
 import "Vocabulary.js" as V
+import "Keyboard.js" as Keyboard
 
 Item {
     id: tile
@@ -37,8 +38,8 @@ Item {
     Accessible.name: V.accessibleName(tree, null) || kind || widgetId
     Accessible.focusable: true
     Accessible.onPressAction: tap("", tile)
-    Keys.onPressed: {
-        if ([Qt.Key_Return, Qt.Key_Enter, Qt.Key_Space].indexOf(event.key) >= 0) {
+    Keys.onPressed: (event) => {
+        if (Keyboard.activates(event)) {
             tap("", tile);
             event.accepted = true;
         }
@@ -65,7 +66,7 @@ Item {
     MouseArea {
         anchors.fill: parent
         cursorShape: Qt.PointingHandCursor
-        onClicked: tile.tap(drawing.elementIdAt(mouse.x, mouse.y), tile)
+        onClicked: (mouse) => tile.tap(drawing.elementIdAt(mouse.x, mouse.y), tile)
     }
     Feedback {
         id: feedback
