@@ -108,6 +108,27 @@ struct PlasmaTests {
         try plasma.expectNoQMLErrors()
     }
 
+    @Test("The keyboard reaches the widgets and the links in them: Tab gives each the focus, Enter on a widget taps it, Space on a link opens the link's URL")
+    func keyboard() async throws {
+        let plasma = try await PlasmaSession.start()
+        defer { plasma.stop() }
+        try await plasma.place(try exampleFile("tap-me/red.json"))
+        try await plasma.place(try exampleFile("tap-me/show-red-link.json"), family: "systemMedium")
+        try await plasma.drive("find", "Show Red View", "--role", "link")
+        // drive.py focus presses Tab until the element has the keyboard's focus, as a person does.
+        try await plasma.drive("focus", "Tap for red", "--role", "push button")
+        try await plasma.drive("key", "Return")
+        _ = try await plasma.waitForRecord { ($0["uris"] as? [String]) == ["tap-me-widget://show-red"] }
+        try await plasma.drive("focus", "Show Red View", "--role", "link")
+        try await plasma.drive("key", "space")
+        _ = await eventually(timeout: 5) { plasma.records().filter { ($0["uris"] as? [String]) == ["tap-me-widget://show-red"] }.count == 2 }
+        let links = plasma.records().filter { ($0["uris"] as? [String]) == ["tap-me-widget://show-red"] }
+        #expect(links.count == 2, "Space on the link opens its URL: \(plasma.records())")
+        let source = (links.last?["platform_data"] as? [String: String])?["org.widgethost.source"] ?? ""
+        #expect(source.contains("'via': <'link'>") && source.contains("'element_id': <'show-red'>"), "\(links)")
+        try plasma.expectNoQMLErrors()
+    }
+
     @Test("Add Widget… opens the applet's configuration page, the host's gallery: it places a kind of an app in a family, configures it with the app's choices and removes it")
     func gallery() async throws {
         let plasma = try await PlasmaSession.start()
@@ -328,6 +349,12 @@ final class PlasmaSession: ScreenSession, ConformanceScreen, @unchecked Sendable
             throw PrivateBusError(
                 "plasmoidviewer did not show the applet (a \(role) named \(name)); the accessibility tree:\n\(tree?.stdout.suffix(3000) ?? "")\(tree?.stderr.suffix(1000) ?? "")\nplasmoidviewer printed:\n\(viewer.printed().suffix(6000))")
         }
+        // The keyboard's focus on its window, as a window manager gives it to the window a person
+        // clicks: with none on the display, Qt would take no key.
+        let focused = try await runCommand(
+            "/usr/bin/xdotool", ["search", "--onlyvisible", "--class", "plasmoidviewer", "windowfocus", "--sync"],
+            environment: fixture.environment.merging(environment) { _, new in new })
+        guard focused.succeeded else { throw PrivateBusError("xdotool could not focus plasmoidviewer's window: \(focused)") }
         return viewer
     }
 

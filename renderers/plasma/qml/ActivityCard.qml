@@ -24,8 +24,13 @@ Rectangle {
     readonly property var bindings: A.bindings(contentState, attributes)
     readonly property var scope: ({
         dark: dark, mono: false, bindings: bindings, foreground: dark ? "#f2f2f7" : "#1c1c1e", cornerRadius: 0,
-        activate: function (elementId, item) { card.tap("expanded", elementId, item); },
+        owner: card,
     })
+
+    /** A link, button or toggle of the expanded presentation, activated by the keyboard or an assistive technology. */
+    function activateElement(elementId, item) {
+        tap("expanded", elementId, item);
+    }
 
     function tap(presentation, elementId, item) {
         host.tap(path, presentation, elementId, item || card);

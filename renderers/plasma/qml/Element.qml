@@ -19,8 +19,10 @@ Item {
      * What the elements draw with, handed down the tree: `dark`, `mono` (one
      * colour), `bindings` (a Live Activity's state and attributes), the
      * inherited `foreground`, `fontSize` and `fontWeight`, the widget's
-     * `cornerRadius`, and `activate(id, item)`, which reports a link, button
-     * or toggle activated by the keyboard or an assistive technology.
+     * `cornerRadius`, and its `owner`, whose `activateElement(id, item)`
+     * reports a link, button or toggle activated by the keyboard or an
+     * assistive technology. (An item, not a function: the scope goes through
+     * models, which keep objects but drop functions.)
      */
     property var scope: ({})
     property int depth: 0
@@ -83,8 +85,8 @@ Item {
 
     /** A link, button or toggle was activated by the keyboard or an assistive technology: it reports its own id. */
     function activate() {
-        if (isTappable && typeof scope.activate === "function")
-            scope.activate(elementId, node);
+        if (isTappable && scope.owner)
+            scope.owner.activateElement(elementId, node);
     }
 
     function spacerLength(axis) {

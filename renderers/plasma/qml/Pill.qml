@@ -52,7 +52,7 @@ Rectangle {
         presentations: pill.presentations
         scope: ({
             dark: pill.dark, mono: false, bindings: pill.bindings, foreground: String(pill.textColour), cornerRadius: 0,
-            activate: function () {},  // links and controls are not honoured here: the pill's tap is
+            owner: null,  // links and controls are not honoured here: the pill's tap is
         })
     }
     MouseArea {

@@ -31,6 +31,11 @@ Item {
         host.tap(path, "", elementId, item || tile);
     }
 
+    /** A link, button or toggle in the widget, activated by the keyboard or an assistive technology. */
+    function activateElement(elementId, item) {
+        tap(elementId, item);
+    }
+
     width: size[0]
     height: size[1]
     activeFocusOnTab: true
@@ -59,7 +64,7 @@ Item {
         tree: tile.tree
         scope: ({
             dark: tile.dark, mono: tile.mono, bindings: null, foreground: String(tile.textColour),
-            cornerRadius: tile.cornerRadius, activate: function (elementId, item) { tile.tap(elementId, item); },
+            cornerRadius: tile.cornerRadius, owner: tile,
         })
     }
     // Above the drawing: every click is the widget's, and reports what is under the pointer.
