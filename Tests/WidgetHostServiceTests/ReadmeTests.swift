@@ -103,7 +103,7 @@ struct DocumentTests {
         #expect(commands.contains { $0.command.hasPrefix("busctl --user call") && !$0.expected.isEmpty })
         #expect(commands.contains { $0.expected.contains { $0.hasPrefix("Call failed: ") } }, "an error example, as busctl or gdbus words it")
         try await DocSession.check(
-            "README.md", skipping: ["scripts/demo", "scripts/test", "packaging/build-deb", "sudo apt install", "swift run -c release"],
+            "README.md", skipping: ["scripts/demo", "scripts/test", "packaging/build-deb", "packaging/build-plasma-deb", "sudo apt install", "swift run -c release"],
             leaving: Self.desktopFolders)
     }
 
