@@ -16,11 +16,7 @@
 #   libkf5dbusaddons-dev g++  KDBusService (KDE Frameworks) and Qt D-Bus: the same guide compiles a KDE app
 #   gjs                       the same guide runs a GJS app; the GNOME Shell extension's
 #                             tests run its modules outside the shell with it
-#   cmake extra-cmake-modules qtdeclarative5-dev libkf5windowsystem-dev
-#                             the KDE Plasma applet's QML module (renderers/plasma: Qt 5's
-#                             QML and D-Bus, KWindowSystem's startup ids and activation tokens),
-#                             built by its install script and by packaging/build-plasma-deb
-WIDGETHOST_DEBS=(libdbus-1-dev pkg-config dbus systemd libglib2.0-bin python3 python3-gi help2man bubblewrap gir1.2-gtk-4.0 at-spi2-core python3-pyatspi xvfb xdotool fonts-noto-color-emoji libglib2.0-dev gcc libkf5dbusaddons-dev g++ gjs cmake extra-cmake-modules qtdeclarative5-dev libkf5windowsystem-dev)
+WIDGETHOST_DEBS=(libdbus-1-dev pkg-config dbus systemd libglib2.0-bin python3 python3-gi help2man bubblewrap gir1.2-gtk-4.0 at-spi2-core python3-pyatspi xvfb xdotool fonts-noto-color-emoji libglib2.0-dev gcc libkf5dbusaddons-dev g++ gjs)
 # What only the tests need besides, installed without the packages they
 # recommend (the demo needs none of them, and takes a picture of GNOME Shell
 # only where gnome-shell is installed already):
@@ -34,7 +30,11 @@ WIDGETHOST_DEBS=(libdbus-1-dev pkg-config dbus systemd libglib2.0-bin python3 py
 #                             containment, the Breeze theme and icons
 #   qml-module-org-kde-kitemmodels  what plasmoidviewer's configuration dialog imports,
 #                             where the applet's gallery is
-WIDGETHOST_TEST_DEBS=(gnome-shell plasma-sdk plasma-desktop qml-module-org-kde-kitemmodels)
+#   cmake extra-cmake-modules qtdeclarative5-dev libkf5windowsystem-dev
+#                             what builds the applet's QML module (Qt 5's QML and D-Bus,
+#                             KWindowSystem's startup ids and activation tokens), with g++:
+#                             its install script in the tests, and packaging/build-plasma-deb
+WIDGETHOST_TEST_DEBS=(gnome-shell plasma-sdk plasma-desktop qml-module-org-kde-kitemmodels cmake extra-cmake-modules qtdeclarative5-dev libkf5windowsystem-dev)
 
 # Installs whichever of the packages are missing (with sudo when not root);
 # with --tests, the tests' packages too.
