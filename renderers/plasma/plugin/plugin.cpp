@@ -1,5 +1,5 @@
 // The QML module org.widgethost.plasmoid: the applet's one piece of C++,
-// because Plasma 5's QML has no D-Bus module (docs/plasma.md#how-it-works).
+// because Plasma 5's QML has no D-Bus module (docs/plasma.md#how-it-is-built).
 #include "host.h"
 
 #include <QQmlEngine>
