@@ -64,15 +64,26 @@ Item {
     implicitHeight: (type === "spacer" ? spacerLength("y") : body.implicitHeight) + 2 * padding
     opacity: Math.min(1, Math.max(0, V.number(element.opacity, 1)))
 
+    /** The accessible role the declaration gives the type (AT-SPI's name), "" for none. */
+    readonly property string roleName: V.roleName(type)
+    /**
+     * Qt's role for each of the declaration's: Qt has no toggle button (a
+     * checkable push button is one) and no level bar (a progress bar stands
+     * in), see docs/vocabulary.md#accessible-names.
+     */
+    readonly property var qtRoles: ({
+        "push button": Accessible.Button, "toggle button": Accessible.Button, "link": Accessible.Link,
+        "image": Accessible.Graphic, "progress bar": Accessible.ProgressBar, "level bar": Accessible.ProgressBar,
+    })
+    readonly property bool isBar: roleName === "progress bar" || roleName === "level bar"
+
     activeFocusOnTab: isTappable
-    Accessible.role: isTappable ? (type === "link" ? Accessible.Link : Accessible.Button)
-        : type === "image" ? Accessible.Graphic
-        : type === "progress" || type === "gauge" ? Accessible.ProgressBar
-        : Accessible.NoRole
-    Accessible.ignored: !isTappable && !((type === "image" && name) || type === "progress" || type === "gauge")
-    Accessible.name: type === "progress" || type === "gauge" ? (name || Math.round(V.fraction(element) * 100) + "%") : name
+    Accessible.role: qtRoles[roleName] !== undefined ? qtRoles[roleName] : Accessible.NoRole
+    // An image is an accessible object when it has a name to give; every other element with a role is one.
+    Accessible.ignored: roleName === "" || (roleName === "image" && !name)
+    Accessible.name: isBar ? (name || Math.round(V.fraction(element) * 100) + "%") : name
     Accessible.focusable: isTappable
-    Accessible.checkable: type === "toggle"
+    Accessible.checkable: roleName === "toggle button"
     Accessible.checked: isOn
     Accessible.onPressAction: activate()
     Accessible.onToggleAction: activate()

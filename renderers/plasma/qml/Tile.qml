@@ -39,7 +39,8 @@ Item {
     width: size[0]
     height: size[1]
     activeFocusOnTab: true
-    Accessible.role: Accessible.Button
+    // The declaration's role of a widget, a push button (V.roleName("widget")).
+    Accessible.role: V.roleName("widget") === "push button" ? Accessible.Button : Accessible.Pane
     Accessible.name: V.accessibleName(tree, null) || kind || widgetId
     Accessible.focusable: true
     Accessible.onPressAction: tap("", tile)
