@@ -298,7 +298,8 @@ final class PlasmaSession: ScreenSession, ConformanceScreen, @unchecked Sendable
                 ["call", "--session", "--dest", "org.a11y.Bus", "--object-path", "/org/a11y/bus", "--method", "org.a11y.Bus.GetAddress"])
             guard accessibility.succeeded else { throw PrivateBusError("the accessibility bus did not start: \(accessibility)") }
             let prefix = fixture.root.appendingPathComponent("plasma")
-            let installed = try await PlasmaApplet.install(into: prefix)
+            // The session's import path goes to the test's own configuration, not the account's.
+            let installed = try await PlasmaApplet.install(into: prefix, environment: ["XDG_CONFIG_HOME": fixture.environment["XDG_CONFIG_HOME"] ?? ""])
             let home = fixture.root.appendingPathComponent("home")
             try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
             let environment = [
