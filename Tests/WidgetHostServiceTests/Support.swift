@@ -15,6 +15,30 @@ let buildDirectory: String = {
 let repositoryRoot: URL = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
     .deletingLastPathComponent()
 
+/// The fixtures' temporary folders not removed yet. A fixture's folder goes once its host has
+/// written its last state and gone, which can be after the test that stopped it has ended: the
+/// test process waits for those removals as it exits (up to 10 s), then removes what is left.
+enum FixtureFolders {
+    static let removals = DispatchGroup()
+    private static let pending = Mutex<Set<String>>([])
+    private static let exitHook: Void = { atexit { FixtureFolders.finish() } }()
+
+    static func add(_ root: URL) {
+        _ = exitHook
+        pending.withLock { _ = $0.insert(root.path) }
+    }
+
+    static func remove(_ root: URL) {
+        try? FileManager.default.removeItem(at: root)
+        pending.withLock { _ = $0.remove(root.path) }
+    }
+
+    private static func finish() {
+        _ = removals.wait(timeout: .now() + 10)
+        for path in pending.withLock({ $0 }) { try? FileManager.default.removeItem(atPath: path) }
+    }
+}
+
 /// A private bus, temporary XDG folders and (optionally) a running widget-hostd.
 final class HostFixture: @unchecked Sendable {
     let root: URL
@@ -28,6 +52,7 @@ final class HostFixture: @unchecked Sendable {
     /// Creates the folders and the bus. `desktopEntries` go to $XDG_DATA_HOME/applications.
     init(desktopEntries: [String: String] = [:]) throws {
         root = FileManager.default.temporaryDirectory.appendingPathComponent("wh-test-\(UUID().uuidString.prefix(8))")
+        FixtureFolders.add(root)
         dataHome = root.appendingPathComponent("data")
         dataDir = root.appendingPathComponent("sysdata")
         hostLog = root.appendingPathComponent("host.log")
@@ -77,16 +102,18 @@ final class HostFixture: @unchecked Sendable {
             // The host writes its state as it stops: remove the folder once it is gone.
             host.terminate()
             let root = self.root
+            FixtureFolders.removals.enter()
             DispatchQueue.global(qos: .utility).async {
                 for _ in 0..<500 where host.isRunning { usleep(10_000) }
                 if host.isRunning {
                     kill(host.processIdentifier, SIGKILL)
                     host.waitUntilExit()
                 }
-                try? FileManager.default.removeItem(at: root)
+                FixtureFolders.remove(root)
+                FixtureFolders.removals.leave()
             }
         } else {
-            try? FileManager.default.removeItem(at: root)
+            FixtureFolders.remove(root)
         }
         Task { await Self.gate.release() }
     }
