@@ -146,6 +146,13 @@ struct BoardTests {
         #expect(!board.records().contains { $0["call"] as? String == "open" }, "a widget takes no taps in edit mode")
     }
 
+    @Test("A tap the app answers with an error shows the host's message on the widget")
+    func errorShown() async throws {
+        let session = try await BoardSession.start()
+        defer { session.stop() }
+        try await session.expectErrorShownOnWidget()
+    }
+
     @Test("A Live Activity: its presentations drawn from its state, redrawn on a state-only Update, and tapped as shown")
     func liveActivity() async throws {
         let board = try await BoardSession.start()

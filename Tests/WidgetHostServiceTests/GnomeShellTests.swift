@@ -102,6 +102,13 @@ struct GnomeShellTests {
         try await shell.expectNoExtensionErrors()
     }
 
+    @Test("A tap the app answers with an error shows the host's message on the widget")
+    func errorShown() async throws {
+        let session = try await ShellSession.start()
+        defer { session.stop() }
+        try await session.expectErrorShownOnWidget()
+    }
+
     @Test("A Live Activity in the top bar: a pill right of the clock showing its compact presentations, a click opens the app at its URL with a token the shell minted, its expanded presentation in a popup whose link works; it follows Update, a second activity, a host restart, the extension's disabling and End")
     func liveActivityPill() async throws {
         let shell = try await ShellSession.start()

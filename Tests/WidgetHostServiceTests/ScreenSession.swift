@@ -45,6 +45,16 @@ extension RendererSession {
         return path
     }
 
+    /// A tap the app answers with an error is not dropped silently: the renderer shows the host's
+    /// ActivationFailed message on the widget. Tap Me answers an action it does not have with
+    /// InvalidArgs (Tests/Fixtures/gapp/tapme_gapp.py), so a button naming one makes the error.
+    func expectErrorShownOnWidget() async throws {
+        try await place(#"{"type":"button","id":"nope","action":"no-such-action","label":"Nope","children":[{"type":"text","text":"Nope"}]}"#)
+        try await drive("click", "Nope", "--role", "push button")
+        try await drive("find", "org.example.TapMe answered ActivateAction with org.freedesktop.DBus.Error.InvalidArgs", "--prefix", "--role", "label")
+        #expect(!records().contains { $0["action"] as? String == "no-such-action" }, "the app recorded no such action: \(records())")
+    }
+
     /// Removes a placed widget, as the app (or a gallery) does.
     func remove(_ widget: String) async throws {
         _ = try await app.connection.call(
