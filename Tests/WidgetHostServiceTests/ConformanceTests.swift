@@ -110,12 +110,23 @@ protocol ConformanceScreen: ScreenSession {
     /// Draws from now on in `appearance`, restarting the renderer if it must.
     func show(_ appearance: ConformanceCase.Appearance) async throws
     func stop()
+    /// The AT-SPI roles its toolkit gives in place of a role the kit asks for, where the
+    /// toolkit has none of that kind (docs/conformance.md#roles); none for most renderers.
+    var roleSubstitutes: [String: [String]] { get }
+}
+
+extension ConformanceScreen {
+    var roleSubstitutes: [String: [String]] { [:] }
 }
 
 extension BoardSession: ConformanceScreen {
     func show(_ appearance: ConformanceCase.Appearance) async throws {
         if theme != appearance.rawValue { try await relaunch(theme: appearance.rawValue) }
     }
+
+    /// GTK before 4.10 (Debian 12 has 4.8) has no toggle-button role: a toggle is a push button
+    /// whose `pressed` state follows `isOn`.
+    var roleSubstitutes: [String: [String]] { ["toggle button": ["push button"]] }
 }
 
 extension ShellSession: ConformanceScreen {
@@ -259,7 +270,7 @@ final class CaseRun: @unchecked Sendable {
             fail(label + "size", "the widget is \(tile.width) × \(tile.height), not \(size[0]) × \(size[1])")
         }
         for element in expect.accessible ?? [] {
-            let roles = element.role.joined(separator: "|")
+            let roles = (element.role + element.role.flatMap { screen.roleSubstitutes[$0] ?? [] }).joined(separator: "|")
             let check = label + "accessible '\(element.name)' (\(element.role.joined(separator: " or ")))"
             guard let found = await find(element.name, role: roles, timeout: 5, check: check), let checked = element.checked else { continue }
             let states = found.states ?? []
@@ -380,6 +391,16 @@ final class CaseRun: @unchecked Sendable {
 final class ExternalSession: ConformanceScreen, @unchecked Sendable {
     static var command: String? {
         ProcessInfo.processInfo.environment["WIDGETHOST_CONFORMANCE_RENDERER"].flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    /// $WIDGETHOST_CONFORMANCE_ROLE_SUBSTITUTES: `ROLE=SUBSTITUTE[;ROLE=SUBSTITUTE…]`, e.g.
+    /// `toggle button=push button` for a renderer on GTK 4.8.
+    var roleSubstitutes: [String: [String]] {
+        let given = ProcessInfo.processInfo.environment["WIDGETHOST_CONFORMANCE_ROLE_SUBSTITUTES"] ?? ""
+        return Dictionary(given.split(separator: ";").compactMap { pair -> (String, [String])? in
+            let sides = pair.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+            return sides.count == 2 ? (sides[0], [sides[1]]) : nil
+        }, uniquingKeysWith: +)
     }
 
     let fixture: HostFixture
