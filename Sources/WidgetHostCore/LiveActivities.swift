@@ -21,8 +21,8 @@ public enum ActivityState: String, Sendable, CaseIterable {
 /// Limits that keep one app's Live Activities from exhausting the host.
 public struct ActivityLimits: Sendable, Equatable {
     /// How many activities one app may have at once, counting ended ones that are
-    /// still shown (default 64).
-    public var maxPerApp = 64
+    /// still shown.
+    public var maxPerApp = HostDefaults.maxActivitiesPerApp
     /// How many bytes `attributes` and `state` may take together, serialized as
     /// described at ``LiveActivityStore/payloadSize(attributes:state:)`` (docs/live-activities.md#limits: 4096).
     public var maxPayloadBytes = 4096
