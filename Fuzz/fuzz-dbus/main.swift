@@ -55,11 +55,6 @@ func liveActivity(_ options: [String: OptionValue]) {
     Fuzzer.expect(line.flatMap { StateDirectory.record(Array($0.utf8).dropLast()) } == record, "a Live Activity does not read back from the journal")
 }
 
-let declaredOptions = [
-    MethodOptions.registerApp, MethodOptions.tap, MethodOptions.openURL, MethodOptions.startActivity, MethodOptions.updateActivity,
-    MethodOptions.endActivity,
-]
-
 Fuzzer.run { input in
     guard let message = try? Message(demarshalling: Array(input.bytes)) else { return }
     _ = (message.kind, message.sender, message.destination, message.path, message.interface, message.member, message.errorName)
@@ -94,16 +89,7 @@ Fuzzer.run { input in
         guard let entries = argument.stringKeyedEntries else { continue }
         let options = OptionValue.dictionary(entries.mapValues(\.variantContent))
         _ = try? AppOptions.parse(appID: "org.example.Fuzz", options)
-        for declared in declaredOptions {
-            guard let read = try? MethodOptions(options, declared: declared, method: "Fuzz") else { continue }
-            for (key, _) in declared {
-                _ = try? read.string(key)
-                _ = try? read.strings(key)
-                _ = try? read.dictionary(key)
-                _ = try? read.date(key)
-                _ = try? read.number(key)
-            }
-        }
+        for declared in DeclaredOptions.all { _ = try? declared.init(options) }
         liveActivity(options)
         _ = OptionValue.serializedSize(ofDictionaries: [options])
         let packed = OptionValue.packed(options)

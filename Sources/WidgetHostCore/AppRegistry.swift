@@ -63,8 +63,7 @@ public struct AppRegistry: Sendable {
     public var maxRegistrationsPerConnection: Int
     /// The most live registrations of one sandboxed app's ids (its own and
     /// those below it, `<id>.*`), over all its connections.
-    public var maxRegistrationsPerSandboxedApp = Self.defaultMaxRegistrationsPerSandboxedApp
-    public static let defaultMaxRegistrationsPerSandboxedApp = 16
+    public var maxRegistrationsPerSandboxedApp = HostDefaults.maxIDsPerSandboxedApp
 
     /// The warnings of the last scan given to ``replaceDiscovered(_:)``.
     public private(set) var scanWarnings: [String] = []
@@ -77,7 +76,7 @@ public struct AppRegistry: Sendable {
     }
 
     /// An empty registry.
-    public init(maxRegistrationsPerConnection: Int = 256) {
+    public init(maxRegistrationsPerConnection: Int = HostDefaults.maxRegistrationsPerConnection) {
         self.maxRegistrationsPerConnection = maxRegistrationsPerConnection
     }
 

@@ -148,8 +148,7 @@ extension HostService: Host1Apps.Server {
         do {
             try ViewTree.checkURL(url, what: "url", limits: configuration.contentLimits)
             guard let scheme = URLParts.scheme(of: url) else { throw HostError.invalidArgument("url must be absolute") }
-            let token = try MethodOptions(OptionValue.dictionary(options), declared: MethodOptions.openURL, method: Host1Apps.Method.openURL.rawValue)
-                .string("activation_token")
+            let token = try OpenURLOptions(options, as: OptionValue.init).activationToken
             let xdg = configuration.xdg
             spawn { service in
                 // mimeapps.list is read off the connection's thread.

@@ -136,25 +136,15 @@ extension Duration {
 
 /// Taps on their way to apps: options, the per-app limit, and `Tapped`.
 extension HostService {
-    /// Tap options: `surface` (s) and `activation_token` (s), read as given:
-    /// a tap converts nothing it does not use.
+    /// Tap options (`TapOptions`, declared in Widget.Tap's XML), read as
+    /// given: a tap converts nothing it does not use.
     nonisolated static func tapOptions(_ options: [String: DBusValue]) throws(HostError) -> (Surface, String?) {
         guard !options.isEmpty else { return (.desktop, nil) }
-        let declared = MethodOptions.tap
-        try MethodOptions.check(keys: options.keys, declared: declared, method: "Tap and Resolve")
-        func string(_ key: String) throws(HostError) -> String? {
-            guard let value = options[key]?.unwrapped else { return nil }
-            guard case .string(let s) = value else { throw MethodOptions.typeError(key, declared: declared, got: value.signature) }
-            return s
+        let parsed = try TapOptions(options, as: OptionValue.init)
+        guard let surface = Surface(rawValue: parsed.surface) else {
+            throw .invalidArgument("option 'surface' is '\(Validate.prefix(parsed.surface))'; use one of \(Surface.allowedList)")
         }
-        var surface = Surface.desktop
-        if let name = try string("surface") {
-            guard let parsed = Surface(rawValue: name) else {
-                throw .invalidArgument("option 'surface' is '\(Validate.prefix(name))'; use one of \(Surface.allowedList)")
-            }
-            surface = parsed
-        }
-        return (surface, try string("activation_token"))
+        return (surface, parsed.activationToken)
     }
 
     /// Answers a resolved tap: at once for Resolve, else after delivering it

@@ -9,39 +9,35 @@ import WidgetHostCore
 public struct HostConfiguration: Sendable {
     public typealias LinkPolicy = WidgetHostCore.LinkPolicy
 
-    public var linkPolicy: LinkPolicy = .current
+    public var linkPolicy = HostDefaults.linkPolicy
     /// How long a delivery may wait for an app's answer.
-    public var deliveryTimeout: Duration = .seconds(25)
+    public var deliveryTimeout: Duration = .seconds(HostDefaults.deliveryTimeout)
     public var stateDirectory: String
     /// Where desktop entries and mimeapps.list are looked up.
     public var xdg: XDGDirectories
-    public var maxRegistrationsPerConnection = 256
+    public var maxRegistrationsPerConnection = HostDefaults.maxRegistrationsPerConnection
     /// Live Activities per app (activities not yet removed).
-    public var maxActivitiesPerApp = 64
+    public var maxActivitiesPerApp = HostDefaults.maxActivitiesPerApp
     /// Placed widgets per app.
-    public var maxWidgetsPerApp = 1000
+    public var maxWidgetsPerApp = HostDefaults.maxWidgetsPerApp
     /// Bytes of one widget's configuration, serialized.
-    public var maxConfigurationBytes = 65536
+    public var maxConfigurationBytes = HostDefaults.maxConfigurationBytes
     /// What one app's and all apps' objects may take on the bus.
     public var budgets = Footprint.Budgets()
     /// Deliveries one app may have waiting for its answer; more taps for it are refused at once.
-    public var maxPendingDeliveriesPerApp = 256
+    public var maxPendingDeliveriesPerApp = HostDefaults.maxPendingDeliveriesPerApp
     /// Live registrations of one sandboxed app's ids.
-    public var maxIDsPerSandboxedApp = AppRegistry.defaultMaxRegistrationsPerSandboxedApp
+    public var maxIDsPerSandboxedApp = HostDefaults.maxIDsPerSandboxedApp
     /// Bytes of JSON of all bundles, and of those of the apps one connection holds.
-    public var maxBundleBytes = WidgetStore.defaultMaxBundleBytes
-    public var maxBundleBytesPerConnection = WidgetStore.defaultMaxBundleBytesPerConnection
+    public var maxBundleBytes = HostDefaults.maxBundleBytes
+    public var maxBundleBytesPerConnection = HostDefaults.maxBundleBytesPerConnection
     /// `GetTimeline` calls under way to one app's provider at once; the rest wait their turn.
-    public var maxProviderCallsPerApp = Self.defaultMaxProviderCallsPerApp
-    public static let defaultMaxProviderCallsPerApp = 4
+    public var maxProviderCallsPerApp = HostDefaults.maxProviderCallsPerApp
     /// Entries of one array or dictionary in a call, counted while it is read.
-    public var maxDictionaryEntries = Self.defaultMaxDictionaryEntries
-    public static let defaultMaxDictionaryEntries = 4096
+    public var maxDictionaryEntries = HostDefaults.maxDictEntries
     /// Bytes of one `a{sv}` in a call (its keys and values, nested ones
-    /// included), weighed while it is read: twice the largest the host keeps, a
-    /// widget's configuration.
-    public var maxDictionaryBytes = Self.defaultMaxDictionaryBytes
-    public static let defaultMaxDictionaryBytes = 131_072
+    /// included), weighed while it is read.
+    public var maxDictionaryBytes = HostDefaults.maxDictBytes
     /// Size, depth, element count and URL length of every view tree (content, activities, timelines).
     public var contentLimits = ViewTreeLimits() {
         didSet { timelines.contentLimits = contentLimits }
@@ -49,7 +45,7 @@ public struct HostConfiguration: Sendable {
     /// The clock the model's dates come from (Live Activity lifecycles, timelines).
     public var clock: any WallClock = SystemWallClock()
     /// How long a provider call (`GetTimeline`, `ProvideOptions`) may take.
-    public var providerTimeout: Duration = .seconds(25)
+    public var providerTimeout: Duration = .seconds(HostDefaults.providerTimeout)
     /// The timeline engine's budget, pacing and retry settings.
     public var timelines = TimelineOptions()
 
