@@ -8,6 +8,7 @@ same form edits a placed widget's configuration (Widget.Configure). See
 docs/board.md.
 """
 import json
+from gettext import gettext as _
 
 import gi
 
@@ -15,28 +16,26 @@ gi.require_version("Gtk", "4.0")
 gi.require_version("Gio", "2.0")
 from gi.repository import Gio, GLib, Gtk  # noqa: E402
 
+from .mirror import error_text  # noqa: E402
 from .vocabulary import FAMILY_SIZES  # noqa: E402
 
 WIDGETS = "org.widgethost.Host1.Widgets"
 APPS = "org.widgethost.Host1.Apps"
 
+def N_(text):
+    """Marks a string to translate where it is used."""
+    return text
+
+
 FAMILY_NAMES = {
-    "systemSmall": "Small", "systemMedium": "Medium", "systemLarge": "Large", "systemExtraLarge": "Extra Large",
-    "accessoryCircular": "Circular", "accessoryRectangular": "Rectangular", "accessoryInline": "Inline",
-    "accessoryCorner": "Corner",
+    "systemSmall": N_("Small"), "systemMedium": N_("Medium"), "systemLarge": N_("Large"),
+    "systemExtraLarge": N_("Extra Large"), "accessoryCircular": N_("Circular"),
+    "accessoryRectangular": N_("Rectangular"), "accessoryInline": N_("Inline"), "accessoryCorner": N_("Corner"),
 }
 
 
 def family_name(family):
-    return FAMILY_NAMES.get(family, family)
-
-
-def error_text(error):
-    """A D-Bus error's message in the host's words: without GLib's
-    'GDBus.Error:NAME: ' prefix when it is a remote error."""
-    if Gio.DBusError.get_remote_error(error):
-        return error.message.split(": ", 1)[-1]
-    return error.message
+    return _(FAMILY_NAMES[family]) if family in FAMILY_NAMES else family
 
 
 class Kind:
@@ -116,7 +115,7 @@ class ConfigurationForm(Gtk.Box):
             if parameter.get("dynamic") is True:
                 box = Gtk.Box(orientation=Gtk.Orientation.VERTICAL, spacing=4)
                 box.update_property([Gtk.AccessibleProperty.LABEL], [title])
-                box.append(Gtk.Label(label="Asking the app for the choices…", xalign=0))
+                box.append(Gtk.Label(label=_("Asking the app for the choices…"), xalign=0))
                 self.choices[name] = box
                 self.append(box)
             else:
@@ -142,7 +141,8 @@ class ConfigurationForm(Gtk.Box):
             while (child := box.get_first_child()) is not None:
                 box.remove(child)
             if error is not None:
-                box.append(Gtk.Label(label=f"{self.kind.app_name} did not give its choices: {error_text(error)}",
+                box.append(Gtk.Label(label=_("{app} did not give its choices: {error}").format(
+                    app=self.kind.app_name, error=error_text(error)),
                                      xalign=0, wrap=True))
                 return
             group = None
@@ -156,7 +156,7 @@ class ConfigurationForm(Gtk.Box):
                 button.connect("toggled", self.on_choice, name)
                 box.append(button)
             if group is None:
-                box.append(Gtk.Label(label="The app offers no choices.", xalign=0))
+                box.append(Gtk.Label(label=_("The app offers no choices."), xalign=0))
         self.mirror.call_root(WIDGETS, "GetConfigurationOptions", args, answered)
 
     def on_choice(self, button, name):
@@ -180,7 +180,7 @@ class Gallery(Gtk.Window):
     button per family; a configurable kind asks for its parameters first."""
 
     def __init__(self, board):
-        super().__init__(title="Widget Gallery", transient_for=board.window, modal=False)
+        super().__init__(title=_("Widget Gallery"), transient_for=board, modal=False)
         self.board = board
         self.set_titlebar(Gtk.HeaderBar())
         self.set_default_size(560, 640)
@@ -191,7 +191,7 @@ class Gallery(Gtk.Window):
         scrolled.set_child(self.list)
         self.stack.add_named(scrolled, "kinds")
         self.set_child(self.stack)
-        self.list.append(Gtk.Label(label="Reading the apps' widgets…"))
+        self.list.append(Gtk.Label(label=_("Reading the apps' widgets…")))
         refresh_catalogue(board.mirror, board.catalogue, self.show_kinds)
 
     def clear(self, box):
@@ -202,11 +202,12 @@ class Gallery(Gtk.Window):
         self.clear(self.list)
         self.board.on_catalogue()
         if error is not None:
-            self.list.append(Gtk.Label(label=f"WidgetHost did not list the widgets: {error_text(error)}", wrap=True))
+            self.list.append(Gtk.Label(wrap=True, label=_("WidgetHost did not list the widgets: {error}").format(
+                error=error_text(error))))
             return
         apps = self.board.catalogue.by_app()
         if not apps:
-            self.list.append(Gtk.Label(label="No app offers widgets yet. Apps publish them with RegisterWidgets.",
+            self.list.append(Gtk.Label(label=_("No app offers widgets yet. Apps publish them with RegisterWidgets."),
                                        wrap=True))
         for kinds in apps:
             heading = Gtk.Label(label=kinds[0].app_name, xalign=0)
@@ -228,7 +229,8 @@ class Gallery(Gtk.Window):
             width, height = FAMILY_SIZES.get(family, (0, 0))
             button = Gtk.Button(label=family_name(family))
             button.set_tooltip_text(f"{family}, {width}×{height}")
-            button.update_property([Gtk.AccessibleProperty.LABEL], [f"Add {kind.name}, {family_name(family)}"])
+            button.update_property([Gtk.AccessibleProperty.LABEL],
+                                   [_("Add {kind}, {family}").format(kind=kind.name, family=family_name(family))])
             button.connect("clicked", lambda _b, f=family: self.pick(kind, f))
             families.append(button)
         row.append(families)
@@ -238,7 +240,7 @@ class Gallery(Gtk.Window):
         if not kind.parameters:
             self.board.add_widget(kind, family, {}, self.placed)
             return
-        page = ConfigurePage(self.board, kind, f"{kind.name} — {family_name(family)}", {}, "Add to Board",
+        page = ConfigurePage(self.board, kind, f"{kind.name} — {family_name(family)}", {}, _("Add to Board"),
                              lambda configuration: self.board.add_widget(kind, family, configuration, self.placed),
                              self.back)
         old = self.stack.get_child_by_name("configure")
@@ -258,7 +260,7 @@ class Gallery(Gtk.Window):
             if page is not None and self.stack.get_visible_child_name() == "configure":
                 page.problem(error)
             else:
-                self.list.prepend(Gtk.Label(label=f"Not added: {error_text(error)}", wrap=True))
+                self.list.prepend(Gtk.Label(label=_("Not added: {error}").format(error=error_text(error)), wrap=True))
 
 
 class ConfigurePage(Gtk.Box):
@@ -275,7 +277,7 @@ class ConfigurePage(Gtk.Box):
         self.message = Gtk.Label(xalign=0, wrap=True, visible=False)
         self.append(self.message)
         buttons = Gtk.Box(orientation=Gtk.Orientation.HORIZONTAL, spacing=8, halign=Gtk.Align.END)
-        back = Gtk.Button(label="Back" if on_back else "Cancel")
+        back = Gtk.Button(label=_("Back") if on_back else _("Cancel"))
         back.connect("clicked", lambda _b: on_back() if on_back else self.get_root().close())
         buttons.append(back)
         ok = Gtk.Button(label=confirm)
@@ -293,14 +295,14 @@ class EditWindow(Gtk.Window):
     """Edits a placed widget's configuration with the gallery's form."""
 
     def __init__(self, board, tile, kind):
-        super().__init__(title=f"Edit {kind.name}", transient_for=board.window, modal=False)
+        super().__init__(title=_("Edit {kind}").format(kind=kind.name), transient_for=board, modal=False)
         self.set_titlebar(Gtk.HeaderBar())
         self.set_default_size(480, 520)
         configuration = {}
         value = tile.proxy.get_cached_property("Configuration")
         if value is not None:
             configuration = {key: value.lookup_value(key, None) for key in value.keys()}
-        self.page = ConfigurePage(board, kind, f"{kind.name} — {family_name(tile.family)}", configuration, "Save",
+        self.page = ConfigurePage(board, kind, f"{kind.name} — {family_name(tile.family)}", configuration, _("Save"),
                                   lambda c: board.configure(tile, c, self.saved), None)
         scrolled = Gtk.ScrolledWindow()
         scrolled.set_child(self.page)
