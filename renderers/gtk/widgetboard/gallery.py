@@ -8,6 +8,7 @@ same form edits a placed widget's configuration (Widget.Configure). See
 docs/board.md.
 """
 import json
+import os
 from gettext import gettext as _
 
 import gi
@@ -175,23 +176,17 @@ class ConfigurationForm(Gtk.Box):
         return values
 
 
+@Gtk.Template(filename=os.path.join(os.path.dirname(__file__), "gallery.ui"))
 class Gallery(Gtk.Window):
     """The gallery window: every kind of every app's bundle, by app, with a
     button per family; a configurable kind asks for its parameters first."""
+    __gtype_name__ = "WbGallery"
+    stack = Gtk.Template.Child()
+    list = Gtk.Template.Child()
 
     def __init__(self, board):
-        super().__init__(title=_("Widget Gallery"), transient_for=board, modal=False)
+        super().__init__(transient_for=board)
         self.board = board
-        self.set_titlebar(Gtk.HeaderBar())
-        self.set_default_size(560, 640)
-        self.stack = Gtk.Stack(transition_type=Gtk.StackTransitionType.SLIDE_LEFT_RIGHT)
-        self.list = Gtk.Box(orientation=Gtk.Orientation.VERTICAL, spacing=14, margin_start=18, margin_end=18,
-                            margin_top=18, margin_bottom=18)
-        scrolled = Gtk.ScrolledWindow(vexpand=True)
-        scrolled.set_child(self.list)
-        self.stack.add_named(scrolled, "kinds")
-        self.set_child(self.stack)
-        self.list.append(Gtk.Label(label=_("Reading the apps' widgets…")))
         refresh_catalogue(board.mirror, board.catalogue, self.show_kinds)
 
     def clear(self, box):
@@ -263,50 +258,56 @@ class Gallery(Gtk.Window):
                 self.list.prepend(Gtk.Label(label=_("Not added: {error}").format(error=error_text(error)), wrap=True))
 
 
+@Gtk.Template(filename=os.path.join(os.path.dirname(__file__), "configure.ui"))
 class ConfigurePage(Gtk.Box):
-    """A kind's configuration form with a button that confirms it."""
+    """A kind's configuration form with a button that confirms it: `on_confirm(configuration)`;
+    the other button goes back with `on_back`, or closes the window when it is None."""
+    __gtype_name__ = "WbConfigurePage"
+    heading = Gtk.Template.Child()
+    message = Gtk.Template.Child()
+    back_button = Gtk.Template.Child()
+    confirm_button = Gtk.Template.Child()
 
     def __init__(self, board, kind, heading, configuration, confirm, on_confirm, on_back):
-        super().__init__(orientation=Gtk.Orientation.VERTICAL, spacing=12, margin_start=18, margin_end=18,
-                         margin_top=18, margin_bottom=18)
-        title = Gtk.Label(label=heading, xalign=0)
-        title.add_css_class("title-3")
-        self.append(title)
+        super().__init__()
+        self.heading.set_label(heading)
         self.form = ConfigurationForm(board.mirror, kind, configuration)
-        self.append(self.form)
-        self.message = Gtk.Label(xalign=0, wrap=True, visible=False)
-        self.append(self.message)
-        buttons = Gtk.Box(orientation=Gtk.Orientation.HORIZONTAL, spacing=8, halign=Gtk.Align.END)
-        back = Gtk.Button(label=_("Back") if on_back else _("Cancel"))
-        back.connect("clicked", lambda _b: on_back() if on_back else self.get_root().close())
-        buttons.append(back)
-        ok = Gtk.Button(label=confirm)
-        ok.add_css_class("suggested-action")
-        ok.connect("clicked", lambda _b: on_confirm(self.form.configuration()))
-        buttons.append(ok)
-        self.append(buttons)
+        self.insert_child_after(self.form, self.heading)
+        self.back_button.set_label(_("Back") if on_back else _("Cancel"))
+        self.confirm_button.set_label(confirm)
+        self.confirmed, self.went_back = on_confirm, on_back
+
+    @Gtk.Template.Callback()
+    def on_back(self, _button):
+        if self.went_back:
+            self.went_back()
+        else:
+            self.get_root().close()
+
+    @Gtk.Template.Callback()
+    def on_confirm(self, _button):
+        self.confirmed(self.form.configuration())
 
     def problem(self, error):
         self.message.set_label(error_text(error))
         self.message.set_visible(True)
 
 
+@Gtk.Template(filename=os.path.join(os.path.dirname(__file__), "edit.ui"))
 class EditWindow(Gtk.Window):
     """Edits a placed widget's configuration with the gallery's form."""
+    __gtype_name__ = "WbEditWindow"
+    scrolled = Gtk.Template.Child()
 
     def __init__(self, board, tile, kind):
-        super().__init__(title=_("Edit {kind}").format(kind=kind.name), transient_for=board, modal=False)
-        self.set_titlebar(Gtk.HeaderBar())
-        self.set_default_size(480, 520)
+        super().__init__(title=_("Edit {kind}").format(kind=kind.name), transient_for=board)
         configuration = {}
         value = tile.proxy.get_cached_property("Configuration")
         if value is not None:
             configuration = {key: value.lookup_value(key, None) for key in value.keys()}
         self.page = ConfigurePage(board, kind, f"{kind.name} — {family_name(tile.family)}", configuration, _("Save"),
                                   lambda c: board.configure(tile, c, self.saved), None)
-        scrolled = Gtk.ScrolledWindow()
-        scrolled.set_child(self.page)
-        self.set_child(scrolled)
+        self.scrolled.set_child(self.page)
 
     def saved(self, error):
         if error is None:
