@@ -160,12 +160,7 @@ struct BoardTests {
         }
         try await board.drive("find", "Second", "--role", "push button")
         #expect(board.layoutOrder() == kept, "order: \(board.layoutOrder())")
-        func drawnInOrder(_ names: [String]) async throws -> Bool {
-            var x: [Int] = []
-            for name in names { x.append(try await board.element(name, role: "push button").x) }
-            return x == x.sorted() && Set(x).count == names.count
-        }
-        #expect(try await drawnInOrder(["Third", "First", "Second"]), "drawn in board.json's order, left to right")
+        #expect(try await board.drawnInOrder(["Third", "First", "Second"]), "drawn in board.json's order, left to right")
         #expect(!FileManager.default.fileExists(atPath: board.legacyLayoutFile.path), "board.json is read once, then removed")
 
         // Another program changing the order (here gsettings, through the same keyfile) rearranges the board.
@@ -174,8 +169,20 @@ struct BoardTests {
             environment: board.fixture.environment.merging(board.environment) { _, new in new },
             adding: ["GSETTINGS_SCHEMA_DIR": repositoryRoot.appendingPathComponent("renderers/gtk/schemas").path])
         #expect(set.succeeded, "\(set)")
-        let followed = try await eventually(timeout: 3) { try await drawnInOrder(["Second", "Third", "First"]) }
+        let followed = try await eventually(timeout: 3) { try await board.drawnInOrder(["Second", "Third", "First"]) }
         #expect(followed, "drawn in the order gsettings set")
+    }
+
+    @Test("A board whose settings cannot be stored still draws its widgets in order, and tries each change once")
+    func unstorableSettings() async throws {
+        let board = try await BoardSession.start(settings: "dconf")
+        defer { board.stop() }
+        let ids = try await board.placeTexts(["First", "Second", "Third"])
+        #expect(try await board.drawnInOrder(["First", "Second", "Third"]), "drawn in the order they were placed")
+        // dconf puts the key back when a write fails; the board must not write it again in answer.
+        try await Task.sleep(for: .seconds(1))
+        let failed = board.rendererOutput.components(separatedBy: "failed to commit changes to dconf").count - 1
+        #expect((1...ids.count).contains(failed), "one failed write for each widget placed at most, not again and again: \(failed)")
     }
 
     @Test("A Live Activity: its presentations drawn from its state, redrawn on a state-only Update, and tapped as shown")
@@ -402,7 +409,9 @@ final class BoardSession: ScreenSession, @unchecked Sendable {
 
     /// With `rangers`, Emoji Rangers is installed too (with those settings),
     /// started, and has published its bundle; its record file is `rangersRecord`.
-    static func start(rangers: [String: String]? = nil, theme: String = "light") async throws -> BoardSession {
+    /// `settings` is the GSettings backend the board stores its order with: the keyfile in the
+    /// test's folder, or `dconf`, which cannot store anything on the test's bus (no dconf service).
+    static func start(rangers: [String: String]? = nil, theme: String = "light", settings: String = "keyfile") async throws -> BoardSession {
         let fixture = try await HostFixture.make()
         do {
             let record = try fixture.installTapMe(environment: ["WIDGETHOST_TEST_ACTIONS": "refresh,toggle-light:b"])
@@ -412,7 +421,7 @@ final class BoardSession: ScreenSession, @unchecked Sendable {
             let display = try VirtualDisplay(directory: fixture.root)
             let environment = [
                 "DISPLAY": display.display, "GDK_BACKEND": "x11", "GSK_RENDERER": "cairo", "GTK_A11Y": "atspi",
-                "XDG_DATA_DIRS": dataDirs, "XDG_RUNTIME_DIR": runtime.path, "GSETTINGS_BACKEND": "keyfile",
+                "XDG_DATA_DIRS": dataDirs, "XDG_RUNTIME_DIR": runtime.path, "GSETTINGS_BACKEND": settings,
             ]
             let board = try await launchBoard(fixture, on: display, environment: environment, theme: theme)
             let app = try await AppPeer(fixture, appID: "org.example.TapMe", protocol: "freedesktop", schemes: ["tap-me-widget"])
@@ -478,6 +487,13 @@ final class BoardSession: ScreenSession, @unchecked Sendable {
         }
         if let last = names.last { try await drive("find", last, "--role", "push button") }
         return ids
+    }
+
+    /// Whether the widgets named `names` are drawn left to right in that order (in one row).
+    func drawnInOrder(_ names: [String]) async throws -> Bool {
+        var x: [Int] = []
+        for name in names { x.append(try await element(name, role: "push button").x) }
+        return x == x.sorted() && Set(x).count == names.count
     }
 
     /// The widget ids in the order the board keeps in GSettings: the key `order` of

@@ -89,11 +89,18 @@ class Layout:
             self.order = order
             changed()
 
-    def rank(self, widget_id):
-        """Where a widget goes: its place in the order; a new one goes last."""
+    def add(self, widget_id):
+        """A new widget's place: last, unless the order has one for it."""
         if widget_id not in self.order:
             self.order.append(widget_id)
             self.save()
+
+    def rank(self, widget_id):
+        """Where a widget goes: its place in the order, else last. Ranking
+        writes nothing: the board ranks its widgets again whenever the key
+        changes, and a backend that cannot store the key changes it back."""
+        if widget_id not in self.order:
+            self.order.append(widget_id)
         return self.order.index(widget_id)
 
     def move(self, widget_id, before_id):

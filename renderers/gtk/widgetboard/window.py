@@ -116,7 +116,8 @@ class BoardWindow(Gtk.ApplicationWindow):
 
     def on_added(self, kind, path, proxy):
         if kind == "widget":
-            self.tiles[path] = Tile(self, path, proxy)
+            self.tiles[path] = tile = Tile(self, path, proxy)
+            self.layout.add(tile.widget_id)
             self.arrange()
         else:
             self.live_activities.put(path, proxy)
