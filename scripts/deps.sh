@@ -3,7 +3,8 @@
 #   libdbus-1-dev pkg-config  the binding's systemLibrary (pkg-config dbus-1)
 #   dbus                      dbus-daemon: the private buses of the tests and the demo
 #   systemd                   busctl, a client the tests drive the host with
-#   libglib2.0-bin            gdbus, the other client
+#   libglib2.0-bin            gdbus, the other client; glib-compile-schemas, which compiles
+#                             widget-board's settings schema in a checkout
 #   python3 python3-gi        a real GApplication as a host app
 #   help2man                  the packages' man pages, made from --help
 #   bubblewrap                bwrap, to run test callers sandboxed as Flatpak runs apps

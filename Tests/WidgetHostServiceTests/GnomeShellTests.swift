@@ -591,6 +591,22 @@ extension HostFixture {
         """.write(to: settings.appendingPathComponent("keyfile"), atomically: true, encoding: .utf8)
     }
 
+    /// The keys of the settings at `path` as GSettings wrote them in the keyfile it uses with
+    /// GSETTINGS_BACKEND=keyfile (GVariant text), by name.
+    func keyfileSettings(_ path: String) -> [String: String] {
+        let keyfile = root.appendingPathComponent("config/glib-2.0/settings/keyfile")
+        var values: [String: String] = [:]
+        var inSection = false
+        for line in ((try? String(contentsOf: keyfile, encoding: .utf8)) ?? "").split(separator: "\n") {
+            if line.hasPrefix("[") {
+                inSection = line == "[\(path)]"
+            } else if inSection, let equals = line.firstIndex(of: "=") {
+                values[String(line[..<equals])] = String(line[line.index(after: equals)...])
+            }
+        }
+        return values
+    }
+
     /// The Tap Me app's own connection, its widgets registered.
     func tapMePeer() async throws -> AppPeer {
         let app = try await AppPeer(self, appID: "org.example.TapMe", protocol: "freedesktop", schemes: ["tap-me-widget"])
@@ -688,19 +704,7 @@ final class ShellSession: ScreenSession, GnomeShellSession, @unchecked Sendable 
     }
 
     /// The extension's keys as GSettings wrote them in the keyfile (GVariant text), by name.
-    func extensionSettings() -> [String: String] {
-        let keyfile = fixture.root.appendingPathComponent("config/glib-2.0/settings/keyfile")
-        var values: [String: String] = [:]
-        var inSection = false
-        for line in ((try? String(contentsOf: keyfile, encoding: .utf8)) ?? "").split(separator: "\n") {
-            if line.hasPrefix("[") {
-                inSection = line == "[org/gnome/shell/extensions/widgethost]"
-            } else if inSection, let equals = line.firstIndex(of: "=") {
-                values[String(line[..<equals])] = String(line[line.index(after: equals)...])
-            }
-        }
-        return values
-    }
+    func extensionSettings() -> [String: String] { fixture.keyfileSettings("org/gnome/shell/extensions/widgethost") }
 
     /// Opens the extension's preferences as a person does, with `gnome-extensions prefs`: the shell
     /// asks org.gnome.Shell.Extensions (the shell's preferences service, started here by D-Bus

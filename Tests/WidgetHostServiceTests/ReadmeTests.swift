@@ -141,7 +141,7 @@ struct DocumentTests {
     /// board (its tests click on a virtual display), the Swift app from the
     /// example the app guide runs.
     @Test("Code the guides quote without running is the repository's code, verbatim", arguments: [
-        ("docs/guides/renderer.md", "python", "renderers/gtk/widgetboard/board.py"),
+        ("docs/guides/renderer.md", "python", "renderers/gtk/widgetboard/taps.py"),
         ("docs/guides/app.md", "swift", "examples/swift/TapMe/main.swift"),
     ])
     func quotedCode(document: String, language: String, source: String) throws {
