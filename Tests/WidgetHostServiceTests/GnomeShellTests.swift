@@ -2,6 +2,7 @@ import DBus
 import Foundation
 import PrivateBus
 import Testing
+import VirtualDesktop
 
 /// Whether the GNOME Shell tests run: when gnome-shell is installed, and always
 /// in CI (CI=true), where a missing gnome-shell fails them instead of skipping.
@@ -251,129 +252,51 @@ struct GnomeShellInstallTests {
 /// A host, the Tap Me GApplication installed as a DBusActivatable app, the
 /// AT-SPI bus, a virtual display and gnome-shell on it with the extension.
 final class ShellSession: ScreenSession, @unchecked Sendable {
-    static let uuid = "widgethost@widgethost.org"
+    static let uuid = GnomeShell.extensionUUID
     let fixture: HostFixture
-    let systemBus: PrivateBus
-    let display: VirtualDisplay
-    let shell: Launched
+    let shell: GnomeShell
     let record: String
     let app: AppPeer
-    let environment: [String: String]
+    var display: VirtualDisplay { shell.display }
+    var environment: [String: String] { shell.environment }
     var driveOptions: [String] { ["--app", "gnome-shell"] }
     var rendererOutput: String { "the shell's log:\n\(shell.printed().suffix(4000))" }
 
-    private init(
-        fixture: HostFixture, systemBus: PrivateBus, display: VirtualDisplay, shell: Launched, record: String, app: AppPeer,
-        environment: [String: String]
-    ) {
+    private init(fixture: HostFixture, shell: GnomeShell, record: String, app: AppPeer) {
         self.fixture = fixture
-        self.systemBus = systemBus
-        self.display = display
         self.shell = shell
         self.record = record
         self.app = app
-        self.environment = environment
     }
 
     static func start() async throws -> ShellSession {
         let fixture = try await HostFixture.make()
-        var systemBus: PrivateBus?
-        var display: VirtualDisplay?
-        var shell: Launched?
+        var shell: GnomeShell?
         do {
             let record = try fixture.installTapMe(environment: ["WIDGETHOST_TEST_ACTIONS": "refresh,toggle-light:b"])
             let (runtime, dataDirs) = try fixture.installAccessibilityBus()
             try await fixture.startHost()
-
             // The extension, installed as a person installs it, and enabled in the keyfile.
-            let install = try await runCommand(
-                repositoryRoot.appendingPathComponent("renderers/gnome-shell/install").path, [fixture.dataHome.path],
-                environment: fixture.environment)
-            guard install.succeeded else { throw PrivateBusError("renderers/gnome-shell/install failed: \(install)") }
-            try writeSettings(fixture, colourScheme: "default")
-
-            systemBus = try PrivateBus(environment: fixture.environment)
-            display = try VirtualDisplay(directory: fixture.root)
-            let home = fixture.root.appendingPathComponent("home")
-            try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
-            let environment = [
-                "DISPLAY": display!.display, "XDG_DATA_DIRS": dataDirs, "XDG_RUNTIME_DIR": runtime.path,
-                "HOME": home.path, "XDG_CACHE_HOME": fixture.root.appendingPathComponent("cache").path,
-                "DBUS_SYSTEM_BUS_ADDRESS": systemBus!.address, "GSETTINGS_BACKEND": "keyfile",
-            ]
-            shell = try fixture.launch("/usr/bin/gnome-shell", ["--x11", "--replace", "--sm-disable"], environment: environment)
+            shell = try await GnomeShell.start(
+                extension: repositoryRoot.appendingPathComponent("renderers/gnome-shell"), root: fixture.root, session: fixture.environment,
+                dataDirs: dataDirs, runtime: runtime)
             let app = try await AppPeer(fixture, appID: "org.example.TapMe", protocol: "freedesktop", schemes: ["tap-me-widget"])
             try await app.registerWidgets(try exampleFile("tap-me/bundle.json"))
-            let session = ShellSession(
-                fixture: fixture, systemBus: systemBus!, display: display!, shell: shell!, record: record, app: app, environment: environment)
-            try await session.waitUntilReady()
-            return session
+            return ShellSession(fixture: fixture, shell: shell!, record: record, app: app)
         } catch {
-            if let shell { endProcess(shell.process) }
-            display?.stop()
-            systemBus?.stop()
+            shell?.stop()
             fixture.stop()
             throw error
         }
     }
 
-    /// The keyfile GSettings reads with GSETTINGS_BACKEND=keyfile (and follows as it changes):
-    /// the extension enabled, accessibility on, no animations, no notification banners over the
-    /// desktop, and the colour scheme.
-    static func writeSettings(_ fixture: HostFixture, colourScheme: String) throws {
-        let settings = fixture.root.appendingPathComponent("config/glib-2.0/settings")
-        try FileManager.default.createDirectory(at: settings, withIntermediateDirectories: true)
-        try """
-        [org/gnome/shell]
-        enabled-extensions=['\(uuid)']
-        welcome-dialog-last-shown-version='999'
-
-        [org/gnome/desktop/interface]
-        toolkit-accessibility=true
-        enable-animations=false
-        color-scheme='\(colourScheme)'
-
-        [org/gnome/desktop/notifications]
-        show-banners=false
-
-        """.write(to: settings.appendingPathComponent("keyfile"), atomically: true, encoding: .utf8)
-    }
-
     func writeSettings(colourScheme: String) throws {
-        try Self.writeSettings(fixture, colourScheme: colourScheme)
-    }
-
-    /// Waits until the shell has enabled the extension, then leaves the overview the shell starts in.
-    private func waitUntilReady() async throws {
-        var state = ""
-        let enabled = await eventually(timeout: 30) {
-            guard shell.process.isRunning else { return false }
-            let info = try? await shellCall("org.gnome.Shell.Extensions.GetExtensionInfo", [Self.uuid])
-            state = info?.stdout ?? ""
-            return state.contains("'state': <1.0>")
-        }
-        guard enabled else {
-            throw PrivateBusError("gnome-shell did not enable \(Self.uuid): \(state)\nits log:\n\(shell.printed().suffix(6000))")
-        }
-        func overviewShown() async -> Bool? {
-            let reply = try? await shellCall("org.freedesktop.DBus.Properties.Get", ["org.gnome.Shell", "OverviewActive"])
-            return reply?.stdout.contains("<true>") == true ? true : reply?.stdout.contains("<false>") == true ? false : nil
-        }
-        // The overview opens once the shell has started up; then Escape closes it.
-        _ = await eventually(timeout: 30) { await overviewShown() == true }
-        let left = await eventually(timeout: 15) {
-            if await overviewShown() == false { return true }
-            _ = try? await runCommand("/usr/bin/xdotool", ["key", "Escape"], environment: fixture.environment.merging(environment) { _, new in new })
-            try? await Task.sleep(for: .milliseconds(300))
-            return false
-        }
-        guard left else { throw PrivateBusError("the overview did not close on Escape; the shell's log:\n\(shell.printed().suffix(6000))") }
+        try shell.writeSettings(colourScheme: colourScheme)
     }
 
     /// `gdbus call` of a method of the shell at /org/gnome/Shell.
     func shellCall(_ method: String, _ arguments: [String] = []) async throws -> CommandResult {
-        try await fixture.gdbus(
-            ["call", "--session", "--dest", "org.gnome.Shell", "--object-path", "/org/gnome/Shell", "--method", method] + arguments)
+        try await shell.call(method, arguments)
     }
 
     /// The extension has no errors in the shell (GetExtensionErrors), and the shell's log no JS
@@ -408,9 +331,7 @@ final class ShellSession: ScreenSession, @unchecked Sendable {
 
     func stop() {
         app.close()
-        endProcess(shell.process)
-        display.stop()
-        systemBus.stop()
+        shell.stop()
         fixture.stop()
     }
 }

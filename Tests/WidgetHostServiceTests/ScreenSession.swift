@@ -2,6 +2,7 @@ import DBus
 import Foundation
 import PrivateBus
 import Testing
+import VirtualDesktop
 
 /// What drive.py prints of an element on the screen.
 struct ScreenElement: Decodable, CustomStringConvertible {
@@ -113,34 +114,6 @@ extension ScreenSession {
             throw PrivateBusError("no screenshot")
         }
         return Int(saved.stdout.split(separator: " ").dropLast(2).last ?? "") ?? 0
-    }
-}
-
-/// Ends a process (SIGTERM, SIGKILL after 5 s) and waits until it is gone.
-func endProcess(_ process: Process) {
-    guard process.isRunning else { return }
-    process.terminate()
-    for _ in 0..<100 where process.isRunning { usleep(50_000) }
-    if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-    process.waitUntilExit()
-}
-
-extension VirtualDisplay {
-    /// The colour of the screen at x, y as "#rrggbb", read from Xvfb's framebuffer file (XWD,
-    /// 32 bits a pixel, as widgetboard/screenshot.py reads it); nil when it cannot be read.
-    func colour(x: Int, y: Int) -> String? {
-        guard let data = FileManager.default.contents(atPath: framebuffer), data.count >= 100 else { return nil }
-        func field(_ index: Int) -> Int {
-            data[index * 4..<index * 4 + 4].reduce(0) { $0 << 8 | Int($1) }
-        }
-        let (headerSize, width, height, byteOrder) = (field(0), field(4), field(5), field(7))
-        let (bitsPerPixel, bytesPerLine, colours) = (field(11), field(12), field(19))
-        guard bitsPerPixel == 32, (0..<width).contains(x), (0..<height).contains(y) else { return nil }
-        let at = headerSize + colours * 12 + y * bytesPerLine + x * 4
-        guard at + 4 <= data.count else { return nil }
-        let pixel = Array(data[at..<at + 4])
-        let (r, g, b) = byteOrder == 0 ? (pixel[2], pixel[1], pixel[0]) : (pixel[1], pixel[2], pixel[3])
-        return String(format: "#%02x%02x%02x", r, g, b)
     }
 }
 
