@@ -179,69 +179,81 @@ struct ShellBench: AsyncParsableCommand {
         /// Percent of one core.
         var cpu: Double
         var wakeups: Double
+        /// The threads that woke most in the window, and how often.
+        var woke: String
         /// The shell's CPU time when the window began, in seconds.
         var cpuBefore: Double
     }
 
-    /// Waits until the shell is idle — fewer than 12 context switches in the
-    /// last 12 s, so the garbage collection gjs runs 10 s after any activity is
-    /// behind it; at most 90 s — then measures an idle window.
+    /// Measures an idle window once the shell is idle: fewer than 20 context
+    /// switches in the last 20 s, so the garbage collections gjs runs 10 s
+    /// after any activity (and after one another) are behind it. As the
+    /// minute changes the top bar's clock redraws itself, and gjs collects
+    /// the garbage that leaves some 10 s later, with or without the
+    /// extension, so a window also lies in the rest of a minute, from its
+    /// 15th second to its 58th. After 2 minutes it measures anyway.
     func quiet(_ pid: Int32) async throws -> Idle {
         var previous = Activity(pid), total = 0
-        var recent: [(time: UInt64, total: Int)] = []
-        let waiting = previous.time
-        while monotonicNanoseconds() - waiting < 90_000_000_000 {
-            try await Task.sleep(for: .seconds(1))
+        var recent: [(time: UInt64, total: Int)] = [(previous.time, 0)]
+        let (waiting, from, to) = (previous.time, 15.0, 58.0)
+        while monotonicNanoseconds() - waiting < 120_000_000_000 {
+            let second = Date().timeIntervalSince1970.truncatingRemainder(dividingBy: 60)
+            if let first = recent.first, previous.time - first.time >= 19_500_000_000, total - first.total < 20,
+                idle > to - from || (second >= from && second + idle <= to)
+            {
+                break
+            }
+            try await Task.sleep(for: .milliseconds(500))
             let now = Activity(pid)
             total += now.switches(since: previous)
             previous = now
             recent.append((now.time, total))
-            recent.removeAll { now.time - $0.time > 12_500_000_000 }
-            if let first = recent.first, now.time - first.time >= 11_500_000_000, total - first.total < 12 { break }
-        }
-        // As the minute changes the top bar's clock redraws itself, and gjs collects the
-        // garbage that leaves some 10 s later, with or without the extension: each window
-        // lies in the rest of a minute, from its 15th second to its 58th.
-        let second = Date().timeIntervalSince1970.truncatingRemainder(dividingBy: 60)
-        let (from, to) = (15.0, 58.0)
-        if idle <= to - from, second < from || second + idle > to {
-            try await Task.sleep(for: .seconds(second < from ? from - second : 60 - second + from))
+            recent.removeAll { now.time - $0.time > 20_000_000_000 }
         }
         let before = Activity(pid)
         try await Task.sleep(for: .seconds(idle))
         let after = Activity(pid)
         let seconds = Double(after.time - before.time) / 1e9
+        // Which threads woke, by name, most first.
+        let woke = Dictionary(after.threads.map { ($0.value.name, $0.value.switches - (before.threads[$0.key]?.switches ?? 0)) }, uniquingKeysWith: +)
+            .filter { $0.value > 0 }.sorted { $0.value > $1.value }.prefix(3).map { "\($0.key) \($0.value)" }
         return Idle(
             rss: residentKiB(pid), cpu: (after.cpu - before.cpu) / seconds * 100, wakeups: Double(after.switches(since: before)) / seconds,
-            cpuBefore: before.cpu)
+            woke: woke.joined(separator: ", "), cpuBefore: before.cpu)
     }
 
     /// The CPU time and the context switches of every thread of a process at one moment.
     struct Activity {
         let time = monotonicNanoseconds()
         let cpu: Double
-        /// Voluntary and involuntary context switches by thread id: each one the thread going to sleep or being put aside.
-        let threads: [String: Int]
+        /// Each thread's name and its voluntary and involuntary context switches (each one the
+        /// thread going to sleep, or being put aside), by thread id.
+        let threads: [String: (name: String, switches: Int)]
 
         init(_ pid: Int32) {
             cpu = cpuSeconds(pid)
-            var threads: [String: Int] = [:]
+            var threads: [String: (String, Int)] = [:]
             for task in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? [] {
-                let status = (try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/status", encoding: .utf8)) ?? ""
-                threads[task] = status.split(separator: "\n").filter { $0.contains("ctxt_switches:") }
-                    .reduce(0) { $0 + (Int($1.split(separator: "\t").last ?? "") ?? 0) }
+                let lines = ((try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/status", encoding: .utf8)) ?? "").split(separator: "\n")
+                let value = { (line: Substring) in line.split(separator: "\t", maxSplits: 1).last.map(String.init) ?? "" }
+                threads[task] = (
+                    lines.first { $0.hasPrefix("Name:") }.map(value) ?? "?",
+                    lines.filter { $0.contains("ctxt_switches:") }.reduce(0) { $0 + (Int(value($1)) ?? 0) }
+                )
             }
             self.threads = threads
         }
 
         /// Switches since `earlier`; a thread that started meanwhile counts all of its own.
         func switches(since earlier: Activity) -> Int {
-            threads.reduce(0) { $0 + $1.value - (earlier.threads[$1.key] ?? 0) }
+            threads.reduce(0) { $0 + $1.value.switches - (earlier.threads[$1.key]?.switches ?? 0) }
         }
     }
 
     func report(_ name: String, _ point: Idle) {
-        row("\(name): RSS, CPU, wakeups", String(format: "%8.1f MiB  %5.2f %%  %6.2f /s", Double(point.rss) / 1024, point.cpu, point.wakeups))
+        row(
+            "\(name): RSS, CPU, wakeups",
+            String(format: "%8.1f MiB  %5.2f %%  %6.2f /s", Double(point.rss) / 1024, point.cpu, point.wakeups) + "  (\(point.woke))")
     }
 
     // MARK: SetContent → drawn
