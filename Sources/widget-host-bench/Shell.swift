@@ -110,10 +110,10 @@ struct ShellBench: AsyncParsableCommand {
         say("")
 
         try await shell.setExtensionEnabled(false)
-        let disabled = try await quiet(pid)
+        let disabled = try await quiet(shell)
         report("extension disabled", disabled)
         try await shell.setExtensionEnabled(true)
-        let none = try await quiet(pid)
+        let none = try await quiet(shell)
         report("0 widgets", none)
 
         // The measured widget is placed first, so it is drawn first, top left.
@@ -121,14 +121,14 @@ struct ShellBench: AsyncParsableCommand {
         let probeWidget = try await place(content: Self.probe(0, colour: Self.colours.0))
         for n in 1..<widgets { _ = try await place(content: Self.content(n)) }
         let probe = try await Self.find(on: screen, timeout: 30) { Self.widgetPoint(screen, colour: Self.colours.0) }
-        let few = try await quiet(pid)
+        let few = try await quiet(shell)
         row("\(widgets) widgets: shell CPU placing and drawing them", String(format: "%8.2f s", few.cpuBefore - placing))
         report("\(widgets) widgets", few)
 
         _ = try await Host1LiveActivities.Proxy(app).startActivity(
             appID: Self.appID, attributesType: "BenchAttributes", contentJSON: Self.activity, options: [:])
         _ = try await Self.find(on: screen, timeout: 10) { Self.pillPoint(screen) }
-        let withActivity = try await quiet(pid)
+        let withActivity = try await quiet(shell)
         report("\(widgets) widgets + 1 Live Activity", withActivity)
         let measured = Host1Widget.Proxy(app, path: probeWidget)
         let fewLatency = try await latency(of: measured, at: probe, on: screen, pid: pid)
@@ -136,7 +136,7 @@ struct ShellBench: AsyncParsableCommand {
 
         placing = cpuSeconds(pid)
         for n in widgets..<many { _ = try await place(content: Self.content(n)) }
-        let lots = try await quiet(pid)
+        let lots = try await quiet(shell)
         row("\(many) widgets: shell CPU placing and drawing them", String(format: "%8.2f s", lots.cpuBefore - placing))
         report("\(many) widgets", lots)
         let manyLatency = try await latency(of: measured, at: probe, on: screen, pid: pid)
@@ -200,7 +200,8 @@ struct ShellBench: AsyncParsableCommand {
     /// now and then by itself, 20 to 30 s apart, which one window in three may
     /// catch: the wakeups are the median window's. After 3 minutes it measures
     /// whatever the shell does.
-    func quiet(_ pid: Int32) async throws -> Idle {
+    func quiet(_ shell: GnomeShell) async throws -> Idle {
+        let pid = shell.process.processIdentifier
         var previous = Activity(pid), total = 0
         var recent: [(time: UInt64, total: Int)] = [(previous.time, 0)]
         let (waiting, from, to) = (previous.time, 15.0, 58.0)
@@ -213,6 +214,9 @@ struct ShellBench: AsyncParsableCommand {
             recent.removeAll { now.time - $0.time > 12_000_000_000 }
         }
         while windows.count < Self.windows {
+            guard shell.process.isRunning else {
+                throw PrivateBusError("gnome-shell exited; its log:\n\(shell.printed().suffix(4000))")
+            }
             let second = Date().timeIntervalSince1970.truncatingRemainder(dividingBy: 60)
             let calm = recent.first.map { previous.time - $0.time >= 11_500_000_000 && total - $0.total < 12 } ?? false
             guard (calm && (idle > to - from || (second >= from && second + idle <= to))) || previous.time - waiting > 180_000_000_000 else {
