@@ -47,6 +47,13 @@ let package = Package(
             name: "PrivateBus",
             swiftSettings: strict
         ),
+        // Xvfb, its screen read in memory, and a real gnome-shell on it with
+        // the extension, for the tests and the benchmark.
+        .target(
+            name: "VirtualDesktop",
+            dependencies: ["PrivateBus"],
+            swiftSettings: strict
+        ),
         // The model: registry, desktop entries, rules. Plain Swift, no D-Bus.
         // The lint's tables of the rendering vocabulary are generated from
         // vocabulary/vocabulary.json, its one declaration; the methods' a{sv}
@@ -137,6 +144,7 @@ let package = Package(
                 "CDBus",
                 "DBus",
                 "PrivateBus",
+                "VirtualDesktop",
                 "WidgetHostCore",
                 "WidgetHostInterfaces",
                 "WidgetHostService",
@@ -160,7 +168,7 @@ let package = Package(
         .testTarget(
             name: "WidgetHostServiceTests",
             dependencies: [
-                "DBus", "PrivateBus", "WidgetHostService", "WidgetHostInterfaces", "WidgetHostKit", "widget-hostd", "widget-host", "tap-me-swift",
+                "DBus", "PrivateBus", "VirtualDesktop", "WidgetHostService", "WidgetHostInterfaces", "WidgetHostKit", "widget-hostd", "widget-host", "tap-me-swift",
                 "emoji-rangers-swift", "widget-renderer",
             ],
             swiftSettings: strict

@@ -2,6 +2,7 @@ import DBus
 import Foundation
 import PrivateBus
 import Testing
+import VirtualDesktop
 import WidgetHostCore
 
 /// widget-board (renderers/gtk) used as a person uses it: on a virtual X
@@ -324,68 +325,6 @@ struct BoardTests {
         }
         return samples
     }
-}
-
-/// An X server of the test's own: Xvfb picks a free display number and
-/// keeps its screen in a file (`-fbdir`) for screenshots.
-final class VirtualDisplay: @unchecked Sendable {
-    let process: Process
-    let display: String
-    let framebuffer: String
-    private let logFile: URL
-    /// What Xvfb printed.
-    var log: String { (try? String(contentsOf: logFile, encoding: .utf8)) ?? "" }
-
-    /// Starts Xvfb and waits until clients can connect: its socket is there
-    /// and it is still running. One that dies at once (a display number the
-    /// last test's server has not quite given back) is replaced, up to 3 times.
-    /// `-noreset`: the server does not start over each time its last client
-    /// leaves, so a client connecting at that moment is not turned away.
-    init(directory: URL) throws {
-        let fb = directory.appendingPathComponent("fb")
-        try FileManager.default.createDirectory(at: fb, withIntermediateDirectories: true)
-        framebuffer = fb.appendingPathComponent("Xvfb_screen0").path
-        var problems: [String] = []
-        for attempt in 1...3 {
-            let log = directory.appendingPathComponent("xvfb-\(attempt).log")
-            _ = FileManager.default.createFile(atPath: log.path, contents: nil)
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/Xvfb")
-            process.arguments = ["-displayfd", "1", "-nolisten", "tcp", "-noreset", "-screen", "0", "1280x900x24", "-fbdir", fb.path]
-            let output = Pipe()
-            process.standardOutput = output
-            process.standardError = try FileHandle(forWritingTo: log)
-            try PrivateBus.withCleanSignalMask { try process.run() }
-            let number = PrivateBus.firstLine(of: output)?.trimmingCharacters(in: .whitespaces) ?? ""
-            let socket = "/tmp/.X11-unix/X" + number
-            var ready = false
-            for _ in 0..<40 where !number.isEmpty && process.isRunning {
-                if FileManager.default.fileExists(atPath: socket) {
-                    ready = true
-                    break
-                }
-                usleep(50_000)
-            }
-            if ready {
-                usleep(100_000)
-                ready = process.isRunning
-            }
-            if ready {
-                self.process = process
-                display = ":" + number
-                logFile = log
-                return
-            }
-            Self.end(process)
-            problems.append("attempt \(attempt): display '\(number)': " + ((try? String(contentsOf: log, encoding: .utf8)) ?? ""))
-        }
-        throw PrivateBusError("Xvfb did not start (is the xvfb package installed?): \(problems.joined(separator: "\n"))")
-    }
-
-    /// Ends Xvfb and waits until it is gone, so its display number and socket are free again.
-    static func end(_ process: Process) { endProcess(process) }
-
-    func stop() { Self.end(process) }
 }
 
 /// A host, the Tap Me GApplication installed as a DBusActivatable app, the

@@ -2,6 +2,7 @@ import DBus
 import Foundation
 import PrivateBus
 import Testing
+import VirtualDesktop
 import WidgetHostCore
 
 /// The renderer conformance kit (conformance/, docs/conformance.md) run against each

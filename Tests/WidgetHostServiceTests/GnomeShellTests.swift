@@ -2,6 +2,7 @@ import DBus
 import Foundation
 import PrivateBus
 import Testing
+import VirtualDesktop
 
 /// Whether the GNOME Shell tests run: when gnome-shell is installed, and always
 /// in CI (CI=true), where a missing gnome-shell fails them instead of skipping.
@@ -484,29 +485,8 @@ extension GnomeShellSession {
 
     /// Waits until the shell has enabled the extension, then leaves the overview the shell starts in.
     func waitUntilReady() async throws {
-        var state = ""
-        let enabled = await eventually(timeout: 30) {
-            guard shell.process.isRunning else { return false }
-            let info = try? await shellCall("org.gnome.Shell.Extensions.GetExtensionInfo", [Self.uuid])
-            state = info?.stdout ?? ""
-            return state.contains("'state': <1.0>")
-        }
-        guard enabled else {
-            throw PrivateBusError("gnome-shell did not enable \(Self.uuid): \(state)\nits log:\n\(shell.printed().suffix(6000))")
-        }
-        func overviewShown() async -> Bool? {
-            let reply = try? await shellCall("org.freedesktop.DBus.Properties.Get", ["org.gnome.Shell", "OverviewActive"])
-            return reply?.stdout.contains("<true>") == true ? true : reply?.stdout.contains("<false>") == true ? false : nil
-        }
-        // The overview opens once the shell has started up; then Escape closes it.
-        _ = await eventually(timeout: 30) { await overviewShown() == true }
-        let left = await eventually(timeout: 15) {
-            if await overviewShown() == false { return true }
-            try? await press("Escape")
-            try? await Task.sleep(for: .milliseconds(300))
-            return false
-        }
-        guard left else { throw PrivateBusError("the overview did not close on Escape; the shell's log:\n\(shell.printed().suffix(6000))") }
+        try await GnomeShell.waitUntilReady(
+            running: { shell.process.isRunning }, log: { shell.printed() }, call: { try await shellCall($0, $1) }, press: { try await press($0) })
     }
 
     /// `gdbus call` of a method of the shell at /org/gnome/Shell.
@@ -572,23 +552,7 @@ extension HostFixture {
     /// the extension enabled, accessibility on, no animations, no notification banners over the
     /// desktop, the colour scheme, and the groups `more` adds.
     func writeShellSettings(colourScheme: String, more: String = "") throws {
-        let settings = root.appendingPathComponent("config/glib-2.0/settings")
-        try FileManager.default.createDirectory(at: settings, withIntermediateDirectories: true)
-        try """
-        [org/gnome/shell]
-        enabled-extensions=['\(ShellSession.uuid)']
-        welcome-dialog-last-shown-version='999'
-
-        [org/gnome/desktop/interface]
-        toolkit-accessibility=true
-        enable-animations=false
-        color-scheme='\(colourScheme)'
-
-        [org/gnome/desktop/notifications]
-        show-banners=false
-
-        \(more)
-        """.write(to: settings.appendingPathComponent("keyfile"), atomically: true, encoding: .utf8)
+        try GnomeShell.writeSettings(root.appendingPathComponent("config"), colourScheme: colourScheme, more: more)
     }
 
     /// The keys of the settings at `path` as GSettings wrote them in the keyfile it uses with

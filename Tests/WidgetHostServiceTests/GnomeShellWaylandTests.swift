@@ -2,6 +2,7 @@ import DBus
 import Foundation
 import PrivateBus
 import Testing
+import VirtualDesktop
 
 /// The GNOME Shell extension in a real gnome-shell running as a Wayland
 /// compositor (headless, one virtual monitor, no Xwayland), where the token a

@@ -2,6 +2,7 @@ import DBus
 import Foundation
 import PrivateBus
 import Testing
+import VirtualDesktop
 
 /// What drive.py prints of an element on the screen.
 struct ScreenElement: Decodable, CustomStringConvertible {
@@ -182,22 +183,6 @@ extension ScreenSession {
             throw PrivateBusError("no screenshot")
         }
         return Int(saved.stdout.split(separator: " ").dropLast(2).last ?? "") ?? 0
-    }
-}
-
-/// Ends a process (SIGTERM, SIGKILL after 5 s) and waits until it is gone.
-func endProcess(_ process: Process) {
-    guard process.isRunning else { return }
-    process.terminate()
-    for _ in 0..<100 where process.isRunning { usleep(50_000) }
-    if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-    process.waitUntilExit()
-}
-
-extension VirtualDisplay {
-    /// The colour of the screen at x, y as "#rrggbb"; nil when it cannot be read.
-    func colour(x: Int, y: Int) -> String? {
-        Screen(framebuffer)?.pixel(x: x, y: y).map(\.hex)
     }
 }
 
