@@ -32,18 +32,6 @@ extension OptionValue {
 }
 
 extension RenderedActivity {
-    /// `ContentState`: the values texts bind to as `state.KEY`.
-    public var contentState: [String: OptionValue] {
-        if case .dict(let state)? = properties["ContentState"] { return state }
-        return [:]
-    }
-
-    /// `Attributes`: the values texts bind to as `attributes.KEY`.
-    public var attributes: [String: OptionValue] {
-        if case .dict(let attributes)? = properties["Attributes"] { return attributes }
-        return [:]
-    }
-
     /// What `presentation` says in words, for a renderer that shows only text (a
     /// bar, a tooltip): the texts of its `text` elements in reading order, each
     /// with its binding resolved (docs/vocabulary.md#binding), joined by spaces;
