@@ -21,12 +21,13 @@ extension OptionValue {
 
     /// The value as a bound text shows it (docs/vocabulary.md#binding), as the
     /// other renderers write it: a string as it is, a whole number without a
-    /// fraction (`10`, also for the double 10.0), anything else as JSON.
+    /// fraction (`10`, also for the double 10.0), anything else as JSON, its keys
+    /// sorted so that the same value always reads the same.
     var boundText: String {
         switch self {
         case .string(let s), .objectPath(let s): return s
         case .double(let d) where d.isFinite && d == d.rounded() && abs(d) < 1e15: return String(Int64(d))
-        default: return jsonValue.jsonText
+        default: return jsonValue.stableJSONText()
         }
     }
 }
