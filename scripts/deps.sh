@@ -24,7 +24,10 @@ WIDGETHOST_DEBS=(libdbus-1-dev pkg-config dbus systemd libglib2.0-bin python3 py
 #   gnome-shell               a real GNOME Shell, on the virtual display and as a
 #                             headless Wayland compositor (no Xwayland needed), for
 #                             the extension's tests (renderers/gnome-shell)
-WIDGETHOST_TEST_DEBS=(gnome-shell)
+#   sway waybar i3blocks yambar
+#                             status bars that load the snippets of docs/bars.md:
+#                             Waybar in a headless sway, i3blocks and yambar as they are
+WIDGETHOST_TEST_DEBS=(gnome-shell sway waybar i3blocks yambar)
 
 # Installs whichever of the packages are missing (with sudo when not root);
 # with --tests, the tests' packages too.

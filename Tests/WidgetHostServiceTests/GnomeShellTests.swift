@@ -407,16 +407,12 @@ struct GnomeShellTests {
 extension AppPeer {
     /// `LiveActivity.Update` of `activity` with a new content state, its content kept.
     func updateActivity(_ activity: String, state: [String: DBusValue]) async throws {
-        _ = try await connection.call(
-            destination: "org.widgethost.Host1", path: activity, interface: "org.widgethost.Host1.LiveActivity", member: "Update",
-            [.string(""), .vardict(["state": .vardict(state)])])
+        try await update(activity, ["state": .vardict(state)])
     }
 
     /// `LiveActivity.End` of `activity` with the dismissal given.
     func endActivity(_ activity: String, dismissal: String) async throws {
-        _ = try await connection.call(
-            destination: "org.widgethost.Host1", path: activity, interface: "org.widgethost.Host1.LiveActivity", member: "End",
-            [.vardict(["dismissal": .string(dismissal)])])
+        try await end(activity, ["dismissal": .string(dismissal)])
     }
 }
 

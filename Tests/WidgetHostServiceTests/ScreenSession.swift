@@ -85,9 +85,7 @@ extension RendererSession {
     /// Starts the delivery example's Live Activity for order 1234, `eta` minutes away; returns its path.
     @discardableResult
     func startDelivery(eta: Int64 = 10, options: [String: DBusValue] = [:]) async throws -> String {
-        try await app.startActivity(
-            "DeliveryAttributes", try exampleFile("delivery/activity.json"),
-            options.merging(["attributes": .vardict(["order": .string("1234")]), "state": .vardict(["eta_minutes": .int64(eta)])]) { given, _ in given })
+        try await app.startDelivery(eta: eta, options: options)
     }
 
     /// Runs drive.py with `arguments` and returns what it did, failed or not.

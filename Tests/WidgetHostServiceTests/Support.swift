@@ -49,8 +49,9 @@ final class HostFixture: @unchecked Sendable {
     private var host: Process?
     let hostLog: URL
 
-    /// Creates the folders and the bus. `desktopEntries` go to $XDG_DATA_HOME/applications.
-    init(desktopEntries: [String: String] = [:]) throws {
+    /// Creates the folders and the bus. `desktopEntries` go to $XDG_DATA_HOME/applications;
+    /// `busUsers` are other accounts the bus lets in (see `PrivateBus`).
+    init(desktopEntries: [String: String] = [:], busUsers: [String] = []) throws {
         root = FileManager.default.temporaryDirectory.appendingPathComponent("wh-test-\(UUID().uuidString.prefix(8))")
         FixtureFolders.add(root)
         dataHome = root.appendingPathComponent("data")
@@ -68,7 +69,7 @@ final class HostFixture: @unchecked Sendable {
         env["XDG_CONFIG_HOME"] = root.appendingPathComponent("config").path
         env["XDG_CONFIG_DIRS"] = root.appendingPathComponent("config").path
         env["XDG_STATE_HOME"] = root.appendingPathComponent("state").path
-        bus = try PrivateBus(environment: env)
+        bus = try PrivateBus(environment: env, allowUsers: busUsers)
         environment = bus.environment(base: env)
     }
 
@@ -78,10 +79,10 @@ final class HostFixture: @unchecked Sendable {
 
     /// Starts the bus once fewer than `HostFixture.gate`'s limit of fixtures run,
     /// so a parallel test run does not start dozens of daemons at once on a small machine.
-    static func make(desktopEntries: [String: String] = [:]) async throws -> HostFixture {
+    static func make(desktopEntries: [String: String] = [:], busUsers: [String] = []) async throws -> HostFixture {
         await gate.acquire()
         do {
-            return try HostFixture(desktopEntries: desktopEntries)
+            return try HostFixture(desktopEntries: desktopEntries, busUsers: busUsers)
         } catch {
             await gate.release()
             throw error

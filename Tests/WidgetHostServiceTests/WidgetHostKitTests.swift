@@ -240,6 +240,32 @@ struct WidgetHostKitTests {
         #expect(tap.stdout == "open-url tap-me-widget://show-green\n", "\(tap.stdout)\(tap.stderr)")
         #expect(await eventually { printed().contains("Tap Me opened tap-me-widget://show-green (activation token tok-2)") }, "\(printed())")
     }
+
+    @Test("A renderer reads the most relevant activity's presentations in words: bound state and attributes filled in as the other renderers fill them, an icon's label, the text when a key is missing")
+    func activityInWords() async throws {
+        let fixture = try await HostFixture.make()
+        defer { fixture.stop() }
+        try await fixture.startHost()
+        let renderer = try await WidgetHostRenderer.connect(.address(fixture.bus.address))
+        defer { renderer.close() }
+        #expect(try await renderer.mostRelevantActivity() == nil)
+        let app = try await AppPeer(fixture, appID: "org.example.Words")
+        defer { app.close() }
+        let icon = #"{"type":"image","icon":"package-x-generic-symbolic","label":"Parcel"}"#
+        let content = """
+            {"lockScreen":\(icon),"minimal":\(icon),"compactLeading":\(icon),
+             "compactTrailing":{"type":"hstack","children":[{"type":"text","bind":"attributes.order","format":"#{}"},{"type":"text","bind":"state.eta","format":"{} min","text":"soon"}]},
+             "expanded":{"type":"vstack","children":[{"type":"text","bind":"state.where","text":"?"},{"type":"text","bind":"state.missing","text":"no key"},{"type":"text","bind":"state.late","text":"-"}]}}
+            """
+        _ = try await app.startActivity("Words", content, [
+            "attributes": .vardict(["order": .int32(1234)]),
+            "state": .vardict(["eta": .double(9), "where": .vardict(["street": .string("Main"), "city": .string("Leeds")]), "late": .bool(false)]),
+        ])
+        let activity = try #require(try await renderer.mostRelevantActivity())
+        #expect(activity.text(of: .compactLeading) == "Parcel", "an icon alone gives its label")
+        #expect(activity.text(of: .compactTrailing) == "#1234 9 min", "a whole double without its fraction, as JavaScript and Python print it")
+        #expect(activity.text(of: .expanded) == #"{"city":"Leeds","street":"Main"} no key false"#, "other values as JSON; a missing key shows the text")
+    }
 }
 
 @Suite("Emoji Rangers on WidgetHostKit", .timeLimit(.minutes(2)))

@@ -64,11 +64,12 @@ def walk(accessible, depth=0):
 
 
 def showing(accessible):
-    """Whether it is drawn: GTK marks what is mapped VISIBLE (and SHOWING only in later versions); gnome-shell
-    marks an actor VISIBLE while it is itself shown, even inside a hidden popup menu, and SHOWING when it is mapped."""
+    """Whether it is drawn: GTK 4 marks what is mapped VISIBLE (and SHOWING only in later versions); gnome-shell
+    marks an actor VISIBLE while it is itself shown, even inside a hidden popup menu, and SHOWING when it is mapped,
+    as GTK 3 (Waybar) does a widget inside a hidden one."""
     try:
         states = accessible.getState()
-        if APP == "gnome-shell":
+        if APP in ("gnome-shell", "waybar"):
             return states.contains(pyatspi.STATE_SHOWING)
         return states.contains(pyatspi.STATE_VISIBLE) or states.contains(pyatspi.STATE_SHOWING)
     except Exception:  # noqa: BLE001 - an object that went away while we looked
