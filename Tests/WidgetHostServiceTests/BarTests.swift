@@ -2,6 +2,7 @@ import DBus
 import Foundation
 import PrivateBus
 import Testing
+import VirtualDesktop
 
 /// `widget-host bar` (docs/bars.md), the line status bars show: the most
 /// relevant Live Activity, printed once at the start and again only when what it
