@@ -32,29 +32,17 @@ extension HostService: Host1Apps.Server {
 
     /// Runs `body` on the connection's thread, isolated to this actor, in the
     /// order its sender sent it: after any earlier call of the same sender
-    /// still waiting for a lookup (see `mustWait`).
+    /// still waiting (see `SenderLines`).
     nonisolated func inOrder(_ call: MethodCall, _ body: @escaping @Sendable (isolated HostService) -> Void) {
-        assumeIsolated { service in
-            if service.mustWait(call.sender) {
-                service.holdBack(call.sender) { body(service) }
-            } else {
-                body(service)
-            }
-        }
+        assumeIsolated { service in service.senders.inOrder(call.sender) { body(service) } }
     }
 
-    /// Runs `body` in a turn of its own (see `takeTurns`), in the order its
-    /// sender sent it: an app's burst of changes is served one call per turn,
-    /// and calls of other senders that arrive meanwhile — taps, reads, other
-    /// apps' changes — are dispatched between two turns instead of behind the burst.
+    /// Runs `body` in a turn of its own, in the order its sender sent it: an
+    /// app's burst of changes is served one call per turn, and calls of other
+    /// senders that arrive meanwhile — taps, reads, other apps' changes — are
+    /// dispatched between two turns instead of behind the burst.
     nonisolated func inTurn(_ call: MethodCall, _ body: @escaping @Sendable (isolated HostService) -> Void) {
-        assumeIsolated { service in
-            if service.mustWait(call.sender) {
-                service.holdBack(call.sender) { body(service) }
-            } else {
-                service.takeTurns(call.sender) { body(service) }
-            }
-        }
+        assumeIsolated { service in service.senders.inTurn(call.sender) { body(service) } }
     }
 
     /// Answers with what `body` returns, in order (see `inOrder`).

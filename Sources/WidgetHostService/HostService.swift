@@ -79,7 +79,7 @@ enum HostTimer: CaseIterable, Sendable {
 /// service: ``run()`` serves the objects, owns the name and serves the bus until
 /// a graceful shutdown (it returns) or the bus is lost (it throws). Runs on the
 /// connection's thread (the actor's executor), so every change of a sender
-/// happens in the order it sent the messages that caused it (see `takeTurns`).
+/// happens in the order it sent the messages that caused it (see `senders`).
 public actor HostService: Service, CustomStringConvertible {
     public nonisolated var description: String { "widget-hostd on \(bus)" }
     public let connection: Connection
@@ -136,16 +136,11 @@ public actor HostService: Service, CustomStringConvertible {
     private let jobs = AsyncStream<Job>.makeStream()
     /// Name owners changing on the bus, watched from `start()` on; `run()` reads them.
     private var ownerChanges: AsyncStream<NameOwnerChange>?
-    /// Each connection's identity once looked up (see IdentityService.swift).
-    var identities: [String: Result<CallerIdentity, HostError>] = [:]
-    /// Connections with calls waiting for a lookup (``withCaller``), and how many.
-    var lookingUp: [String: Int] = [:]
-    /// Those of them that left the bus meanwhile: their lookups store nothing.
-    var leftWhileLookingUp: Set<String> = []
-    /// Calls waiting behind an earlier call of the same sender that waits for a lookup.
-    var held: [String: [() -> Void]] = [:]
-    /// Each sender's calls waiting for their turn (see `takeTurns`).
-    var turns: [String: [() -> Void]] = [:]
+    /// Each sender's calls in the order it sent them, and each connection's
+    /// identity once looked up (see IdentityService.swift).
+    lazy var senders = SenderLines<String, Result<CallerIdentity, HostError>> { [unowned self] sender in
+        self.scheduleTurn(of: sender)
+    }
 
     public nonisolated var unownedExecutor: UnownedSerialExecutor {
         connection.executor.asUnownedSerialExecutor()
@@ -356,7 +351,8 @@ public actor HostService: Service, CustomStringConvertible {
     }
 
     func connectionClosed(_ owner: String) {
-        forgetCaller(owner)
+        // What was known of it goes, and a lookup of it still under way stores nothing.
+        senders.forget(owner)
         let ended = registry.connectionClosed(owner)
         for appID in ended {
             logger.info("registration ended with its connection", metadata: ["app": "\(appID)", "owner": "\(owner)"])
