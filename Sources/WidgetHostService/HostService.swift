@@ -4,6 +4,7 @@ import FoundationEssentials
 import Logging
 import ServiceLifecycle
 import WidgetHostCore
+import WidgetHostSystem
 
 /// How the host is configured (the daemon's options).
 public struct HostConfiguration: Sendable {
