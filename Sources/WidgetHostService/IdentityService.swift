@@ -1,10 +1,7 @@
 import DBus
 import Dispatch
 import WidgetHostCore
-
-#if canImport(Glibc)
-import Glibc
-#endif
+import WidgetHostSystem
 
 /// Who is calling (README, "Identity"): each connection's sandbox identity,
 /// read from the kernel once — on its first app-owned call, never on a tap —
@@ -58,7 +55,7 @@ extension HostService {
         let credentials = try await connection.credentials(of: sender)
         let result: Result<CallerIdentity, HostError> = await withCheckedContinuation { continuation in
             DispatchQueue.global(qos: .userInitiated).async {
-                continuation.resume(returning: Self.readIdentity(credentials))
+                continuation.resume(returning: CallerIdentity.read(credentials))
             }
         }
         // Cached only while the connection is still on the bus (see connectionClosed).
@@ -66,29 +63,4 @@ extension HostService {
         logger.debug("caller identity", metadata: ["sender": "\(sender)", "identity": "\(result)"])
         return try result.get()
     }
-
-    /// Reads a process's sandbox identity. Blocking: runs off the bus thread.
-    ///
-    /// With `ProcessFD` (a pidfd, offered by newer buses) the answer is checked
-    /// against the process itself: a PID alone may be reused by another process
-    /// once the caller exits, between the bus answering and `/proc/<pid>` being
-    /// read, so a caller that exits at the right moment could be mistaken for
-    /// whatever process gets its PID next. If the pidfd's process is still alive
-    /// after the read, the files read were its own. Without one (dbus-daemon
-    /// before 1.15), the PID is all the bus offers, as for xdg-desktop-portal.
-    nonisolated static func readIdentity(_ credentials: Credentials) -> Result<CallerIdentity, HostError> {
-        defer { if let fd = credentials.processFD { Glibc.close(fd) } }
-        // No PID: not a local Unix-socket peer, which no sandbox can be.
-        guard let pid = credentials.processID else { return .success(.unsandboxed) }
-        let result = Result { () throws(HostError) in try CallerIdentity.read(pid: Int32(bitPattern: pid)) }
-        if let fd = credentials.processFD {
-            var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            // A pidfd polls readable once its process has exited.
-            if poll(&entry, 1, 0) != 0 {
-                return .failure(.accessDenied("the caller's process exited while its identity was read; call again from a live process"))
-            }
-        }
-        return result
-    }
-
 }
