@@ -108,7 +108,7 @@ public actor HostService: Service, CustomStringConvertible {
     /// they answer one (see `probe(_:at:)`).
     var unresponsiveApps: [String: Bool] = [:]
     /// Writes the state directory off this thread; nil until `start()` opened it.
-    var journal: JournalWriter?
+    var journal: (any StateJournal)?
     /// The state directory, for messages.
     var statePath = ""
     /// The files lag behind the model (a write the host keeps was refused, or

@@ -2,6 +2,7 @@ import DBus
 import Dispatch
 import FoundationEssentials
 import WidgetHostCore
+import WidgetHostSystem
 
 /// Durable state (`--state-dir`): every change the host acknowledges is
 /// journalled, and synced, before the reply goes out — by the journal writer,
@@ -97,7 +98,7 @@ extension HostService {
         guard let journal, !records.isEmpty else { return }
         let lines: [String]
         do {
-            lines = try records.map(StateDirectory.line)
+            lines = try records.map(StateFile.line)
         } catch {
             throw HostError.invalidArgument("the change cannot be stored (\(error)); nothing was changed — send only finite numbers and valid strings")
         }
@@ -173,7 +174,7 @@ extension HostService {
     }
 
     /// What the journal writer reports, on this actor, in order.
-    func journalReported(_ report: JournalWriter.Report) {
+    func journalReported(_ report: JournalReport) {
         switch report {
         case .written(let through, let wantsCompaction):
             let done = pendingWrites.prefix { $0.number <= through }
