@@ -60,7 +60,7 @@ enum System {
 
 /// Runs a system call until it is not interrupted: its result, with `errno`
 /// set by the call when the result is negative. The package's one `EINTR`
-/// loop: the binding's calls and the host's files (WidgetHostSystem) use it.
+/// loop: the binding's calls use it, and so does the package's other system code.
 @inline(__always)
 package func retryingOnEINTR<Result: BinaryInteger>(_ body: () -> Result) -> Result {
     while true {
