@@ -163,7 +163,7 @@ let package = Package(
         ),
         .testTarget(
             name: "WidgetHostCoreTests",
-            dependencies: ["WidgetHostCore", "WidgetHostSystem", "PrivateBus"],
+            dependencies: ["WidgetHostCore", "WidgetHostSystem", "WidgetHostWire", "PrivateBus"],
             swiftSettings: strict
         ),
         .testTarget(
