@@ -208,6 +208,8 @@ public actor HostService: Service, CustomStringConvertible {
         logger.info(
             "widget-hostd ready",
             metadata: ["bus": "\(bus)", "name": "\(Host1Apps.busName)", "unique": "\(connection.uniqueName ?? "?")"])
+        // Once the bus is gone no handler can start work: the loop below ends.
+        connection.onDisconnect { [jobs] in jobs.continuation.finish() }
         await withTaskCancellationHandler {
             await withDiscardingTaskGroup { group in
                 group.addTask { await self.watchConnections() }
@@ -217,10 +219,6 @@ public actor HostService: Service, CustomStringConvertible {
                     guard (try? await gracefulShutdown()) != nil else { return }
                     try? await connection.releaseName(Host1Apps.busName)
                     connection.close()
-                }
-                group.addTask { [connection, jobs] in
-                    await connection.waitUntilDisconnected()
-                    jobs.continuation.finish()
                 }
                 for await job in jobs.stream { group.addTask { await job(self) } }
                 group.cancelAll()
