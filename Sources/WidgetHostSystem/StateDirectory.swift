@@ -203,17 +203,14 @@ public final class StateDirectory {
 
     // MARK: Writing
 
-    /// Appends records with one sync and returns once they are on disk.
+    /// Appends journal lines (``StateFile/line(_:)``: the writer encodes them
+    /// where it can still refuse the change) with one sync, and returns once
+    /// they are on disk.
     ///
-    /// - Throws: ``StateDirectoryError/encoding(_:)`` when a record cannot be
-    ///   written as JSON (nothing is written); ``StateDirectoryError/system(_:_:)``
-    ///   when the disk refuses. Either way the journal holds what it held: a
-    ///   line written in part is cut off now, or before the next write.
-    public func append(_ records: [StateRecord]) throws {
-        try append(lines: records.map(StateFile.line))
-    }
-
-    /// Appends lines made by ``line(_:)`` with one sync; see ``append(_:)-([StateRecord])``.
+    /// - Throws: ``StateDirectoryError/system(_:)`` when the disk refuses, or
+    ///   ``StateDirectoryError/behind`` when the files can take only a snapshot.
+    ///   Either way the journal holds what it held: a line written in part is
+    ///   cut off now, or before the next write.
     public func append(lines: [String]) throws {
         guard !lines.isEmpty else { return }
         guard !needsSnapshot else { throw StateDirectoryError.behind }
@@ -230,9 +227,6 @@ public final class StateDirectory {
         journalBytes += text.utf8.count
         journalUnterminated = false
     }
-
-    /// Appends one record; see ``append(_:)-([StateRecord])``.
-    public func append(_ record: StateRecord) throws { try append([record]) }
 
     /// Opens the journal for appending if it is not open (a start on a
     /// read-only disk), and cuts off what a failed append left.
