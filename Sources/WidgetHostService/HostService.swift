@@ -101,12 +101,9 @@ public actor HostService: Service, CustomStringConvertible {
     var timelines: TimelineEngine
     /// `GetTimeline` calls under way to each app's provider, and those waiting (`maxProviderCallsPerApp`).
     var providerCalls: TurnLimiter<String, TimelineFetch>
-    /// Deliveries waiting for each app's answer (`maxPendingDeliveriesPerApp`).
-    var pendingDeliveries: [String: Int] = [:]
-    /// Apps that left a delivery unanswered past the timeout, each with
-    /// whether a probe of it is under way: nothing is delivered to them until
-    /// they answer one (see `probe(_:at:)`).
-    var unresponsiveApps: [String: Bool] = [:]
+    /// Deliveries waiting for each app's answer (`maxPendingDeliveriesPerApp`),
+    /// and the apps that left one unanswered (see Delivery.swift).
+    var deliveries: DeliveryGate
     /// Writes the state directory off this thread; nil until `start()` opened it.
     var journal: (any StateJournal)?
     /// The state directory, for messages.
@@ -173,6 +170,7 @@ public actor HostService: Service, CustomStringConvertible {
         self.timelines = TimelineEngine(options: configuration.timelines)
         self.footprint = Footprint(budgets: configuration.budgets)
         self.providerCalls = TurnLimiter(limit: configuration.maxProviderCallsPerApp)
+        self.deliveries = DeliveryGate(maxPendingPerApp: configuration.maxPendingDeliveriesPerApp)
         // The host takes no descriptors (every call carrying some is refused),
         // so those in messages not yet dispatched are kept few: a flood of them
         // cannot fill its descriptor table.
