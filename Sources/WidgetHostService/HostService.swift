@@ -63,19 +63,6 @@ public struct HostConfiguration: Sendable {
     }
 }
 
-/// The host's timers: one per concern, never one per item.
-enum HostTimer: CaseIterable, Sendable {
-    /// The next Live Activity deadline (stale, end, removal); see `rearmActivityTimer()`.
-    case activities
-    /// The timeline engine's next deadline; see `rearmTimelineTimer()`.
-    case timelines
-    /// Writing what the state directory refused, again (see StateService.swift).
-    case storage
-    /// Answering the callers of a write the disk has not taken within the
-    /// delivery timeout (see `answerSlowWrites()`).
-    case slowWrites
-}
-
 /// The host's state and its D-Bus face, and `widget-hostd` as a ServiceLifecycle
 /// service: ``run()`` serves the objects, owns the name and serves the bus until
 /// a graceful shutdown (it returns) or the bus is lost (it throws). Runs on the
@@ -124,12 +111,8 @@ public actor HostService: Service, CustomStringConvertible {
     var storageRetryDelay: TimeInterval = 1
     /// No compaction is tried before this, after one failed.
     var nextCompactionAttempt: Date?
-    /// Each timer's wall-clock deadline: `arm(_:at:)` sets them, `run()` fires them.
-    var deadlines: [HostTimer: Date] = [:]
-    /// The timer loop waiting for a deadline to change; `arm(_:at:)` resumes it.
-    private var deadlineChange: CheckedContinuation<Void, Never>?
-    /// Counts deadline changes, so a change made before the loop waits is not missed.
-    private var deadlineChanges = 0
+    /// Each timer's wall-clock deadline: `arm(_:at:)` sets them, `run()` fires them (see Timers.swift).
+    var timers = Deadlines()
     /// Work a handler starts that outlives its call; `run()` runs each as its child.
     private let jobs = AsyncStream<Job>.makeStream()
     /// Name owners changing on the bus, watched from `start()` on; `run()` reads them.
@@ -265,71 +248,6 @@ public actor HostService: Service, CustomStringConvertible {
     /// Runs `job` as a child task of `run()` (dropped once the bus is gone).
     nonisolated func spawn(_ job: @escaping Job) {
         jobs.continuation.yield(job)
-    }
-
-    // MARK: Timers
-
-    /// Arms `timer` for a wall-clock `deadline`, or disarms it with `nil`.
-    func arm(_ timer: HostTimer, at deadline: Date?) {
-        guard deadlines[timer] != deadline else { return }
-        deadlines[timer] = deadline
-        deadlineChanges += 1
-        deadlineChange?.resume()
-        deadlineChange = nil
-    }
-
-    /// Fires each timer whose deadline passed, then sleeps until the next
-    /// deadline or until one changes.
-    private func serveTimers() async {
-        while !Task.isCancelled {
-            let now = self.now
-            for timer in HostTimer.allCases {
-                guard let deadline = deadlines[timer], deadline <= now else { continue }
-                deadlines[timer] = nil
-                fire(timer)
-            }
-            let next = deadlines.values.min()
-            let seen = deadlineChanges
-            await withTaskGroup(of: Void.self) { group in
-                if let next {
-                    // Deadlines are wall-clock times: waking at least once a minute
-                    // notices a clock set forward or a machine that slept.
-                    let wait = min(max(0, next.timeIntervalSince(now)), 60)
-                    group.addTask { try? await Task.sleep(for: .milliseconds(Int(wait * 1000) + 1), tolerance: .milliseconds(20)) }
-                }
-                group.addTask { await self.untilDeadlineChanges(since: seen) }
-                await group.next()
-                group.cancelAll()
-            }
-        }
-    }
-
-    private func fire(_ timer: HostTimer) {
-        switch timer {
-        case .activities: activityDeadlinePassed()
-        case .timelines: timelineDeadlinePassed()
-        case .storage: retryStorage()
-        case .slowWrites: answerSlowWrites()
-        }
-    }
-
-    /// Returns once a deadline changed after the loop saw `seen` changes, or the
-    /// calling task is cancelled. The wait starts on this actor after handlers
-    /// may have armed timers meanwhile: those changes end it at once.
-    private func untilDeadlineChanges(since seen: Int) async {
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
-                if Task.isCancelled || deadlineChanges != seen { continuation.resume() } else { deadlineChange = continuation }
-            }
-        } onCancel: { [connection] in
-            // The handler may run on any thread; the continuation belongs to this actor.
-            connection.async {
-                self.assumeIsolated { service in
-                    service.deadlineChange?.resume()
-                    service.deadlineChange = nil
-                }
-            }
-        }
     }
 
     private func stop() async {

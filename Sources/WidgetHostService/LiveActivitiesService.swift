@@ -61,7 +61,7 @@ extension HostService: Host1LiveActivities.Server {
     /// judged against a state renderers were not told about, and a dismissed
     /// activity is gone even if the timer has not fired yet.
     func existingActivity(_ id: String) throws -> LiveActivity {
-        if let due = deadlines[.activities], due <= now { activityDeadlinePassed() }
+        if let due = timers.deadline(.activities), due <= now { activityDeadlinePassed() }
         guard let activity = activities.activity(id) else {
             throw DBusError(name: DBusError.unknownObjectName, message: "No Live Activity \(id); it ended and was dismissed, or never existed")
         }
