@@ -91,26 +91,8 @@ public actor HostService: Service, CustomStringConvertible {
     /// Deliveries waiting for each app's answer (`maxPendingDeliveriesPerApp`),
     /// and the apps that left one unanswered (see Delivery.swift).
     var deliveries: DeliveryGate
-    /// Writes the state directory off this thread; nil until `start()` opened it.
-    var journal: (any StateJournal)?
-    /// The state directory, for messages.
-    var statePath = ""
-    /// The files lag behind the model (a write the host keeps was refused, or
-    /// opening could not write a snapshot): the next write is the whole state.
-    var filesBehind = false
-    /// Writes queued for the journal writer and not yet reported, oldest first.
-    var pendingWrites: [PendingWrite] = []
-    /// A compaction is queued and not yet reported.
-    var compactionQueued = false
-    /// PropertiesChanged held back while writes wait for the disk: object
-    /// path → interface → property names, announced when the writer reports.
-    var heldAnnouncements: [String: [String: [String]]] = [:]
-    /// Since when the state directory refuses writes; nil while it takes them.
-    var storageFailingSince: Date?
-    /// How long the next retry waits; doubles up to a minute while writes fail.
-    var storageRetryDelay: TimeInterval = 1
-    /// No compaction is tried before this, after one failed.
-    var nextCompactionAttempt: Date?
+    /// The state directory: its journal, the writes not yet on disk and their callers (see Storage.swift).
+    var storage = Storage()
     /// Each timer's wall-clock deadline: `arm(_:at:)` sets them, `run()` fires them (see Timers.swift).
     var timers = Deadlines()
     /// Work a handler starts that outlives its call; `run()` runs each as its child.
@@ -253,11 +235,11 @@ public actor HostService: Service, CustomStringConvertible {
     private func stop() async {
         // A clean stop writes what is queued, then one snapshot and an empty
         // journal, so the next start reads less.
-        if let journal {
+        if let journal = storage.journal {
             journal.compact(durableImage())
             await journal.finish()
             // Its reports hold this service: let both go.
-            self.journal = nil
+            storage.journal = nil
         }
         ownerChanges = nil
         jobs.continuation.finish()
