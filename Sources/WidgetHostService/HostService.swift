@@ -79,10 +79,9 @@ public actor HostService: Service, CustomStringConvertible {
     var widgets = WidgetStore()
     /// What each app's objects take on the bus, against the budgets (see FootprintService.swift).
     var footprint: Footprint
-    /// Built on first use; see `widgetInterfaces()`.
-    var sharedWidgetInterfaces: [ExportedInterface]?
     var activities: LiveActivityStore
-    var sharedActivityInterfaces: [ExportedInterface]?
+    /// The interfaces every widget and Live Activity object shares, built on first use.
+    lazy var objectInterfaces = ObjectInterfaces(Dispatcher(host: self))
     /// The last `LiveActivities.Order` announced, to emit PropertiesChanged only on change.
     var announcedOrder: [String] = []
     var timelines: TimelineEngine
@@ -212,7 +211,11 @@ public actor HostService: Service, CustomStringConvertible {
         // What fell due while the host was not running.
         activityDeadlinePassed()
         timelineDeadlinePassed()
-        let root = [Host1Apps.exported(self), Host1Widgets.exported(self), Host1LiveActivities.exported(self)]
+        let dispatcher = Dispatcher(host: self)
+        let root = [
+            Host1Apps.exported(AppsServer(dispatcher: dispatcher)), Host1Widgets.exported(WidgetsServer(dispatcher: dispatcher)),
+            Host1LiveActivities.exported(LiveActivitiesServer(dispatcher: dispatcher)),
+        ]
         try connection.export(root, at: Host1Apps.objectPath)
         logger.info("serving \(Host1Apps.objectPath)", metadata: ["interfaces": "\(root.map(\.description.name))"])
     }

@@ -41,11 +41,11 @@ extension HostService {
         widgets.reserveNumbers(upTo: durable.nextWidgetNumber)
         activities.reserveNumbers(upTo: durable.nextActivityNumber)
         // Nobody can be watching before the name is owned: nothing is announced.
-        try connection.export(widgetInterfaces(), at: restored)
+        try connection.export(objectInterfaces.widget, at: restored)
         for stored in durable.activities.values {
             do {
                 try activities.restore(stored, nextNumber: durable.nextActivityNumber, now: now)
-                try connection.export(activityInterfaces(), at: Host1LiveActivity.objectPath(stored.id), announce: false)
+                try connection.export(objectInterfaces.activity, at: Host1LiveActivity.objectPath(stored.id), announce: false)
             } catch {
                 logger.warning("stored Live Activity \(stored.id) skipped: \(error)")
             }
@@ -304,7 +304,7 @@ extension HostService {
             case (nil, nil):
                 break
             case (nil, .some):
-                try? connection.export(widgetInterfaces(), at: path)
+                try? connection.export(objectInterfaces.widget, at: path)
                 chargeWidget(id)
                 widgetPlaced(id)
             case (.some, nil):
@@ -325,7 +325,7 @@ extension HostService {
             case (nil, nil):
                 break
             case (nil, .some):
-                try? connection.export(activityInterfaces(), at: path)
+                try? connection.export(objectInterfaces.activity, at: path)
                 chargeActivity(id)
             case (.some, nil):
                 connection.unexport(path)
