@@ -27,7 +27,7 @@ let package = Package(
     targets: [
         // libdbus-1, and nothing else. Only the DBus module imports it, and the
         // benchmark's floor, which measures libdbus without the binding.
-        // glibc's malloc.h (malloc_trim), for WidgetHostCore's Allocator.
+        // glibc's malloc.h (malloc_trim), for WidgetHostSystem's Allocator.
         .systemLibrary(name: "CAllocator"),
         .systemLibrary(
             name: "CDBus",
@@ -60,9 +60,16 @@ let package = Package(
         // options from the annotations in dbus/*.xml, theirs.
         .target(
             name: "WidgetHostCore",
-            dependencies: ["CAllocator"],
             swiftSettings: strict,
             plugins: ["VocabularyCodegen", "DBusCodegen"]
+        ),
+        // What the model needs of the system, behind the model's protocols:
+        // the state directory's files, the journal writer's thread, a
+        // process's /proc files, the desktop entries on disk, the allocator.
+        .target(
+            name: "WidgetHostSystem",
+            dependencies: ["CAllocator", "DBus", "WidgetHostCore"],
+            swiftSettings: strict
         ),
         .executableTarget(name: "vocabulary-codegen", swiftSettings: strict),
         .plugin(name: "VocabularyCodegen", capability: .buildTool(), dependencies: ["vocabulary-codegen"]),
@@ -107,6 +114,7 @@ let package = Package(
             dependencies: [
                 "DBus",
                 "WidgetHostCore",
+                "WidgetHostSystem",
                 "WidgetHostWire",
                 "WidgetHostInterfaces",
                 .product(name: "Logging", package: "swift-log"),
@@ -120,6 +128,7 @@ let package = Package(
             name: "WidgetHostDaemon",
             dependencies: [
                 "WidgetHostCore",
+                "WidgetHostSystem",
                 "WidgetHostService",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -148,6 +157,7 @@ let package = Package(
                 "WidgetHostCore",
                 "WidgetHostInterfaces",
                 "WidgetHostService",
+                "WidgetHostSystem",
                 // Built with the benchmark, which runs it as its own process.
                 "widget-hostd",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -162,7 +172,7 @@ let package = Package(
         ),
         .testTarget(
             name: "WidgetHostCoreTests",
-            dependencies: ["WidgetHostCore", "PrivateBus"],
+            dependencies: ["WidgetHostCore", "WidgetHostSystem", "WidgetHostWire", "PrivateBus"],
             swiftSettings: strict
         ),
         .testTarget(

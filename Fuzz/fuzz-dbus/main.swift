@@ -51,8 +51,8 @@ func liveActivity(_ options: [String: OptionValue]) {
         _ = HostService.activityProperties(activity, at: date)
     }
     let record = StateRecord.activity(StoredActivity(activity))
-    let line = try? StateDirectory.line(record)
-    Fuzzer.expect(line.flatMap { StateDirectory.record(Array($0.utf8).dropLast()) } == record, "a Live Activity does not read back from the journal")
+    let line = try? StateFile.line(record)
+    Fuzzer.expect(line.flatMap { StateFile.record(Array($0.utf8).dropLast()) } == record, "a Live Activity does not read back from the journal")
 }
 
 Fuzzer.run { input in
@@ -98,8 +98,8 @@ Fuzzer.run { input in
         // Taken as a widget's configuration: journalled, read back the same, and sent again.
         let record = StateRecord.widget(
             StoredWidget(id: "w1", appID: "org.example.Fuzz", kind: "fuzz", family: .systemSmall, configuration: options, content: nil))
-        let line = try? StateDirectory.line(record)
-        Fuzzer.expect(line.flatMap { StateDirectory.record(Array($0.utf8).dropLast()) } == record, "a configuration does not read back from the journal")
+        let line = try? StateFile.line(record)
+        Fuzzer.expect(line.flatMap { StateFile.record(Array($0.utf8).dropLast()) } == record, "a configuration does not read back from the journal")
         Fuzzer.expect(
             (try? Message.signal(path: "/", interface: "org.example.Fuzz", member: "Echo", arguments: [.vardict(options.mapValues(\.dbusValue))])) != nil,
             "a configuration cannot be sent")

@@ -218,7 +218,7 @@ public struct AppRegistry: Sendable {
     /// The handler for a bare URL of `scheme` (`OpenURL`). Installed handlers
     /// outrank runtime claims:
     /// 1. the first of `mimeDefaults` (the user's `x-scheme-handler/<scheme>`
-    ///    defaults, see ``MimeApps/defaultHandlers(forScheme:dirs:)``) that is a known app;
+    ///    defaults, see ``MimeApps/defaultHandlers(forScheme:dirs:files:)``) that is a known app;
     /// 2. else a known app whose desktop entry declares the scheme, by id, a live one first;
     /// 3. else — only when no installed desktop entry at all declares the scheme —
     ///    the earliest live registration declaring it.

@@ -6,6 +6,7 @@ import Logging
 import ServiceLifecycle
 import UnixSignals
 import WidgetHostCore
+import WidgetHostSystem
 import WidgetHostService
 
 /// The `widget-hostd` command: its options, and running the host until it is stopped.

@@ -40,6 +40,32 @@ struct WidgetHostKitTests {
         #expect(received.all == ["kit://in-time"])
     }
 
+    @Test("close() cancels the handlers still running: a delivery the app is still handling does not outlive it")
+    func closeCancelsHandlers() async throws {
+        let fixture = try await HostFixture.make()
+        defer { fixture.stop() }
+        try await fixture.startHost()
+        let received = Received()
+        let app = WidgetHostApp(appID: "org.example.Kit", schemes: ["kit"], bundle: Self.bundle)
+        app.onOpenURL { url, _ in
+            received.add("started \(url)")
+            do { try await Task.sleep(for: .seconds(120)) } catch { received.add("cancelled \(url)") }
+        }
+        try await app.connect(.address(fixture.bus.address))
+        defer { app.close() }
+        let caller = try await fixture.connect()
+        defer { caller.close() }
+        let call = Task {
+            try? await caller.call(
+                destination: "org.example.Kit", path: "/org/example/Kit", interface: "org.widgethost.App1", member: "OpenURL",
+                [.string("kit://slow"), .vardict([:])])
+        }
+        #expect(await eventually { received.all == ["started kit://slow"] })
+        app.close()
+        #expect(await eventually { received.all == ["started kit://slow", "cancelled kit://slow"] })
+        _ = await call.value
+    }
+
     @Test("An app's handlers get URLs, user activities and actions, typed, from a renderer's taps")
     func appAndRenderer() async throws {
         let fixture = try await HostFixture.make()
