@@ -295,7 +295,7 @@ final class CaseRun: @unchecked Sendable {
         guard !colours.isEmpty || !ink.isEmpty else { return }
         var problems: [(check: String, detail: String)] = []
         _ = await eventually(timeout: 5) {
-            guard let screen = Screen(self.screen.display.framebuffer) else {
+            guard let screen = try? Framebuffer(path: self.screen.display.framebuffer) else {
                 problems = [(label + "the screen", "Xvfb's framebuffer cannot be read")]
                 return false
             }
@@ -313,15 +313,15 @@ final class CaseRun: @unchecked Sendable {
         }
     }
 
-    private func colourProblem(_ check: Expectations.ColourCheck, on screen: Screen, tile: ScreenElement) -> String? {
+    private func colourProblem(_ check: Expectations.ColourCheck, on screen: Framebuffer, tile: ScreenElement) -> String? {
         let tolerance = check.tolerance ?? 8
-        guard let seen = screen.pixel(x: tile.x + check.at[0], y: tile.y + check.at[1]) else { return "(\(check.at[0]), \(check.at[1])) is off the screen" }
+        guard let seen = screen.colour(x: tile.x + check.at[0], y: tile.y + check.at[1]) else { return "(\(check.at[0]), \(check.at[1])) is off the screen" }
         let here = "at (\(check.at[0]), \(check.at[1])) the screen is \(seen.hex)"
         if let wanted = check.is?.pixel(appearance), seen.distance(to: wanted) > tolerance { return "\(here), not \(wanted.hex) (± \(tolerance))" }
         if let unwanted = check.isNot?.pixel(appearance), seen.distance(to: unwanted) <= tolerance { return "\(here), which it must not be (± \(tolerance))" }
         for (other, same) in [(check.sameAs, true), (check.differsFrom, false)] {
             guard let other else { continue }
-            guard let there = screen.pixel(x: tile.x + other[0], y: tile.y + other[1]) else { return "(\(other[0]), \(other[1])) is off the screen" }
+            guard let there = screen.colour(x: tile.x + other[0], y: tile.y + other[1]) else { return "(\(other[0]), \(other[1])) is off the screen" }
             if (seen.distance(to: there) <= tolerance) != same {
                 return "\(here) and at (\(other[0]), \(other[1])) \(there.hex): they must be \(same ? "the same" : "different") (± \(tolerance))"
             }
@@ -329,14 +329,14 @@ final class CaseRun: @unchecked Sendable {
         return nil
     }
 
-    private func inkProblem(_ check: Expectations.InkCheck, on screen: Screen, tile: ScreenElement) -> String? {
+    private func inkProblem(_ check: Expectations.InkCheck, on screen: Framebuffer, tile: ScreenElement) -> String? {
         let tolerance = check.tolerance ?? 8
         let near = check.near?.pixel(appearance), unlike = (check.unlike ?? []).compactMap { $0.pixel(appearance) }
         func count(_ region: [Int]) -> Int {
             var count = 0
             for y in region[1]..<region[1] + region[3] {
                 for x in region[0]..<region[0] + region[2] {
-                    guard let pixel = screen.pixel(x: tile.x + x, y: tile.y + y) else { continue }
+                    guard let pixel = screen.colour(x: tile.x + x, y: tile.y + y) else { continue }
                     if let near, pixel.distance(to: near) <= tolerance { count += 1 }
                     if !unlike.isEmpty, unlike.allSatisfy({ pixel.distance(to: $0) > tolerance }) { count += 1 }
                 }

@@ -204,29 +204,10 @@ struct Pixel: Equatable {
     func distance(to other: Pixel) -> Int { max(abs(r - other.r), abs(g - other.g), abs(b - other.b)) }
 }
 
-/// What the screen showed when it was read: Xvfb's framebuffer file (XWD, 32 bits a pixel,
-/// as widgetboard/screenshot.py reads it), read once for many pixels.
-struct Screen {
-    private let data: Data
-    private let start: Int, width: Int, height: Int, bytesPerLine: Int, littleEndian: Bool
-
-    init?(_ framebuffer: String) {
-        guard let data = FileManager.default.contents(atPath: framebuffer), data.count >= 100 else { return nil }
-        func field(_ index: Int) -> Int {
-            data[index * 4..<index * 4 + 4].reduce(0) { $0 << 8 | Int($1) }
-        }
-        guard field(11) == 32 else { return nil }
-        self.data = data
-        (start, width, height, bytesPerLine, littleEndian) = (field(0) + field(19) * 12, field(4), field(5), field(12), field(7) == 0)
-    }
-
-    func pixel(x: Int, y: Int) -> Pixel? {
-        guard (0..<width).contains(x), (0..<height).contains(y) else { return nil }
-        let at = start + y * bytesPerLine + x * 4
-        guard at + 4 <= data.count else { return nil }
-        let base = data.startIndex + at
-        let (p0, p1, p2, p3) = (Int(data[base]), Int(data[base + 1]), Int(data[base + 2]), Int(data[base + 3]))
-        return littleEndian ? Pixel(r: p2, g: p1, b: p0) : Pixel(r: p1, g: p2, b: p3)
+extension Framebuffer {
+    /// The screen's colour at x, y as a ``Pixel``; nil outside the screen.
+    func colour(x: Int, y: Int) -> Pixel? {
+        pixel(x: x, y: y).map { Pixel(r: Int($0 >> 16 & 0xff), g: Int($0 >> 8 & 0xff), b: Int($0 & 0xff)) }
     }
 }
 
