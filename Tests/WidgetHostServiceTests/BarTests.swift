@@ -322,8 +322,14 @@ struct BarSnippetTests {
         defer { sway.stop() }
         let waybar = try sway.launch("/usr/bin/waybar", ["-c", try sway.copy("waybar/config.jsonc"), "-s", try sway.copy("waybar/style.css")])
         defer { endProcessTree(waybar.process) }
-        let shown = try await sway.drive(["find", "Delivery 10 min", "--role", "label", "--timeout", "20"])
-        let label = try JSONDecoder().decode(ScreenElement.self, from: Data(shown.utf8))
+        // Found as soon as it is in the tree; laid out at its width a frame later.
+        var label = try JSONDecoder().decode(
+            ScreenElement.self, from: Data(try await sway.drive(["find", "Delivery 10 min", "--role", "label", "--timeout", "20"]).utf8))
+        for _ in 0..<50 where label.width <= 20 {
+            try await Task.sleep(for: .milliseconds(100))
+            label = try JSONDecoder().decode(
+                ScreenElement.self, from: Data(try await sway.drive(["find", "Delivery 10 min", "--role", "label"]).utf8))
+        }
         #expect(label.y < 40 && label.width > 20, "the module is in the bar at the top: \(label)\nwaybar: \(waybar.printed())")
 
         try await app.updateActivity(delivery, state: ["eta_minutes": .int64(9)])
