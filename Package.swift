@@ -27,7 +27,7 @@ let package = Package(
     targets: [
         // libdbus-1, and nothing else. Only the DBus module imports it, and the
         // benchmark's floor, which measures libdbus without the binding.
-        // glibc's malloc.h (malloc_trim), for WidgetHostCore's Allocator.
+        // glibc's malloc.h (malloc_trim), for WidgetHostSystem's Allocator.
         .systemLibrary(name: "CAllocator"),
         .systemLibrary(
             name: "CDBus",
@@ -47,14 +47,29 @@ let package = Package(
             name: "PrivateBus",
             swiftSettings: strict
         ),
+        // Xvfb, its screen read in memory, and a real gnome-shell on it with
+        // the extension, for the tests and the benchmark.
+        .target(
+            name: "VirtualDesktop",
+            dependencies: ["PrivateBus"],
+            swiftSettings: strict
+        ),
         // The model: registry, desktop entries, rules. Plain Swift, no D-Bus.
         // The lint's tables of the rendering vocabulary are generated from
-        // vocabulary/vocabulary.json, its one declaration.
+        // vocabulary/vocabulary.json, its one declaration; the methods' a{sv}
+        // options from the annotations in dbus/*.xml, theirs.
         .target(
             name: "WidgetHostCore",
-            dependencies: ["CAllocator"],
             swiftSettings: strict,
-            plugins: ["VocabularyCodegen"]
+            plugins: ["VocabularyCodegen", "DBusCodegen"]
+        ),
+        // What the model needs of the system, behind the model's protocols:
+        // the state directory's files, the journal writer's thread, a
+        // process's /proc files, the desktop entries on disk, the allocator.
+        .target(
+            name: "WidgetHostSystem",
+            dependencies: ["CAllocator", "DBus", "WidgetHostCore"],
+            swiftSettings: strict
         ),
         .executableTarget(name: "vocabulary-codegen", swiftSettings: strict),
         .plugin(name: "VocabularyCodegen", capability: .buildTool(), dependencies: ["vocabulary-codegen"]),
@@ -99,6 +114,7 @@ let package = Package(
             dependencies: [
                 "DBus",
                 "WidgetHostCore",
+                "WidgetHostSystem",
                 "WidgetHostWire",
                 "WidgetHostInterfaces",
                 .product(name: "Logging", package: "swift-log"),
@@ -112,6 +128,7 @@ let package = Package(
             name: "WidgetHostDaemon",
             dependencies: [
                 "WidgetHostCore",
+                "WidgetHostSystem",
                 "WidgetHostService",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -136,9 +153,11 @@ let package = Package(
                 "CDBus",
                 "DBus",
                 "PrivateBus",
+                "VirtualDesktop",
                 "WidgetHostCore",
                 "WidgetHostInterfaces",
                 "WidgetHostService",
+                "WidgetHostSystem",
                 // Built with the benchmark, which runs it as its own process.
                 "widget-hostd",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -153,13 +172,13 @@ let package = Package(
         ),
         .testTarget(
             name: "WidgetHostCoreTests",
-            dependencies: ["WidgetHostCore", "PrivateBus"],
+            dependencies: ["WidgetHostCore", "WidgetHostSystem", "WidgetHostWire", "PrivateBus"],
             swiftSettings: strict
         ),
         .testTarget(
             name: "WidgetHostServiceTests",
             dependencies: [
-                "DBus", "PrivateBus", "WidgetHostService", "WidgetHostInterfaces", "WidgetHostKit", "widget-hostd", "widget-host", "tap-me-swift",
+                "DBus", "PrivateBus", "VirtualDesktop", "WidgetHostService", "WidgetHostInterfaces", "WidgetHostKit", "widget-hostd", "widget-host", "tap-me-swift",
                 "emoji-rangers-swift", "widget-renderer",
             ],
             swiftSettings: strict

@@ -3,7 +3,8 @@
 #   libdbus-1-dev pkg-config  the binding's systemLibrary (pkg-config dbus-1)
 #   dbus                      dbus-daemon: the private buses of the tests and the demo
 #   systemd                   busctl, a client the tests drive the host with
-#   libglib2.0-bin            gdbus, the other client
+#   libglib2.0-bin            gdbus, the other client; glib-compile-schemas, which compiles
+#                             widget-board's settings schema in a checkout
 #   python3 python3-gi        a real GApplication as a host app
 #   help2man                  the packages' man pages, made from --help
 #   bubblewrap                bwrap, to run test callers sandboxed as Flatpak runs apps
@@ -34,7 +35,10 @@ WIDGETHOST_DEBS=(libdbus-1-dev pkg-config dbus systemd libglib2.0-bin python3 py
 #                             what builds the applet's QML module (Qt 5's QML and D-Bus,
 #                             KWindowSystem's startup ids and activation tokens), with g++:
 #                             its install script in the tests, and packaging/build-plasma-deb
-WIDGETHOST_TEST_DEBS=(gnome-shell plasma-sdk plasma-desktop qml-module-org-kde-kitemmodels cmake extra-cmake-modules qtdeclarative5-dev libkf5windowsystem-dev)
+#   sway waybar i3blocks yambar
+#                             status bars that load the snippets of docs/bars.md:
+#                             Waybar in a headless sway, i3blocks and yambar as they are
+WIDGETHOST_TEST_DEBS=(gnome-shell plasma-sdk plasma-desktop qml-module-org-kde-kitemmodels cmake extra-cmake-modules qtdeclarative5-dev libkf5windowsystem-dev sway waybar i3blocks yambar)
 
 # Installs whichever of the packages are missing (with sudo when not root);
 # with --tests, the tests' packages too.

@@ -11,10 +11,10 @@ extension Fuzzer {
     /// rebuilt from it as at start-up (`HostService.openState`).
     public static func checkRead(_ state: DurableState) {
         let snapshot: [UInt8]
-        do { snapshot = try StateDirectory.snapshot(state) } catch {
+        do { snapshot = try StateFile.snapshot(state) } catch {
             return expect(false, "a state read back cannot be written as a snapshot: \(error)")
         }
-        expect(StateDirectory.readSnapshot(snapshot).0 == state, "the snapshot of a state read back does not read back the same")
+        expect(StateFile.readSnapshot(snapshot).0 == state, "the snapshot of a state read back does not read back the same")
 
         var widgets = WidgetStore()
         for (appID, json) in state.bundles { try? widgets.restoreBundle(appID: appID, json: json) }

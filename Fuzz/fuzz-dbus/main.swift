@@ -51,14 +51,9 @@ func liveActivity(_ options: [String: OptionValue]) {
         _ = HostService.activityProperties(activity, at: date)
     }
     let record = StateRecord.activity(StoredActivity(activity))
-    let line = try? StateDirectory.line(record)
-    Fuzzer.expect(line.flatMap { StateDirectory.record(Array($0.utf8).dropLast()) } == record, "a Live Activity does not read back from the journal")
+    let line = try? StateFile.line(record)
+    Fuzzer.expect(line.flatMap { StateFile.record(Array($0.utf8).dropLast()) } == record, "a Live Activity does not read back from the journal")
 }
-
-let declaredOptions = [
-    MethodOptions.registerApp, MethodOptions.tap, MethodOptions.openURL, MethodOptions.startActivity, MethodOptions.updateActivity,
-    MethodOptions.endActivity,
-]
 
 Fuzzer.run { input in
     guard let message = try? Message(demarshalling: Array(input.bytes)) else { return }
@@ -94,16 +89,7 @@ Fuzzer.run { input in
         guard let entries = argument.stringKeyedEntries else { continue }
         let options = OptionValue.dictionary(entries.mapValues(\.variantContent))
         _ = try? AppOptions.parse(appID: "org.example.Fuzz", options)
-        for declared in declaredOptions {
-            guard let read = try? MethodOptions(options, declared: declared, method: "Fuzz") else { continue }
-            for (key, _) in declared {
-                _ = try? read.string(key)
-                _ = try? read.strings(key)
-                _ = try? read.dictionary(key)
-                _ = try? read.date(key)
-                _ = try? read.number(key)
-            }
-        }
+        for declared in DeclaredOptions.all { _ = try? declared.init(options) }
         liveActivity(options)
         _ = OptionValue.serializedSize(ofDictionaries: [options])
         let packed = OptionValue.packed(options)
@@ -112,8 +98,8 @@ Fuzzer.run { input in
         // Taken as a widget's configuration: journalled, read back the same, and sent again.
         let record = StateRecord.widget(
             StoredWidget(id: "w1", appID: "org.example.Fuzz", kind: "fuzz", family: .systemSmall, configuration: options, content: nil))
-        let line = try? StateDirectory.line(record)
-        Fuzzer.expect(line.flatMap { StateDirectory.record(Array($0.utf8).dropLast()) } == record, "a configuration does not read back from the journal")
+        let line = try? StateFile.line(record)
+        Fuzzer.expect(line.flatMap { StateFile.record(Array($0.utf8).dropLast()) } == record, "a configuration does not read back from the journal")
         Fuzzer.expect(
             (try? Message.signal(path: "/", interface: "org.example.Fuzz", member: "Echo", arguments: [.vardict(options.mapValues(\.dbusValue))])) != nil,
             "a configuration cannot be sent")

@@ -8,15 +8,15 @@ import FuzzSupport
 
 Fuzzer.run { input in
     var state = DurableState()
-    _ = StateDirectory.readJournal(Array(input.bytes), onto: &state)
+    _ = StateFile.readJournal(Array(input.bytes), onto: &state)
     Fuzzer.checkRead(state)
     var fixed = DurableState()
     for line in input.text.split(separator: "\n", omittingEmptySubsequences: false).prefix(64) {
         let json = String(line)
-        guard let record = StateDirectory.record(Array((StateDirectory.checksum(json) + " " + json).utf8)[...]) else { continue }
+        guard let record = StateFile.record(Array((StateFile.checksum(json) + " " + json).utf8)[...]) else { continue }
         // The line the host writes of a record it read reads back the same.
-        let written = try? StateDirectory.line(record)
-        Fuzzer.expect(written.flatMap { StateDirectory.record(Array($0.utf8).dropLast()) } == record, "a record read back does not read back the same")
+        let written = try? StateFile.line(record)
+        Fuzzer.expect(written.flatMap { StateFile.record(Array($0.utf8).dropLast()) } == record, "a record read back does not read back the same")
         fixed.apply(record)
     }
     Fuzzer.checkRead(fixed)

@@ -6,6 +6,6 @@ import FuzzSupport
 // and the model rebuilt from what was read.
 
 Fuzzer.run { input in
-    let (state, _) = StateDirectory.readSnapshot(Array(input.bytes))
+    let (state, _) = StateFile.readSnapshot(Array(input.bytes))
     Fuzzer.checkRead(state)
 }

@@ -439,6 +439,8 @@ public final class Connection: Sendable {
             )
         }
         for call in calls { call.finish(.failure(DBusError.disconnected()), cancelPending: false) }
+        // No one is left to answer: the handlers still running are cancelled.
+        objects.handlerTasks.cancelAll()
         for subscription in subscriptions { subscription.continuation.finish() }
         for waiter in waiters { waiter.resume() }
         for handler in handlers { handler() }

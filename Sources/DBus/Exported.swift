@@ -100,7 +100,7 @@ public enum MethodHandler: Sendable {
     case immediate(@Sendable (MethodCall) throws -> [DBusValue])
     /// Runs on the connection's thread; answers through `Reply` whenever it likes.
     case deferred(@Sendable (MethodCall, Reply) -> Void)
-    /// Runs in a new task.
+    /// Runs in a new task, which the connection holds and cancels when it is lost.
     case async(@Sendable (MethodCall) async throws -> [DBusValue])
 }
 
@@ -275,6 +275,8 @@ final class ObjectServer: Sendable {
         }
     }
     let state = Locked(State())
+    /// The tasks `.async` handlers run in: cancelled when the connection is lost.
+    let handlerTasks = OwnedTasks()
 
     /// `/a/b/c` → (`/a/b`, `c`); `/a` → (`/`, `a`); `/` → (``, ``).
     static func split(_ path: String) -> (parent: String, leaf: String) {
@@ -469,7 +471,8 @@ final class ObjectServer: Sendable {
         case .deferred(let body):
             body(call, reply)
         case .async(let body):
-            Task {
+            // Held by the server, and cancelled when the connection is lost.
+            handlerTasks.start {
                 do { reply.succeed(try await body(call)) } catch { reply.fail(error) }
             }
         }

@@ -17,12 +17,9 @@ enum System {
     /// Runs `body` until it does not fail with `EINTR`; `-1` becomes a `Failure`.
     @inline(__always)
     private static func retrying<T: FixedWidthInteger>(_ call: StaticString, _ body: () -> T) throws(Failure) -> T {
-        while true {
-            let result = body()
-            guard result == -1 else { return result }
-            let code = errno
-            if code != EINTR { throw Failure(call: call, errno: code) }
-        }
+        let result = retryingOnEINTR(body)
+        guard result == -1 else { return result }
+        throw Failure(call: call, errno: errno)
     }
 
     /// A non-blocking eventfd for waking a loop (eventfd(2) cannot fail with EINTR).
@@ -59,6 +56,17 @@ enum System {
         throw Failure(call: "poll", errno: code)
     }
 
+}
+
+/// Runs a system call until it is not interrupted: its result, with `errno`
+/// set by the call when the result is negative. The package's one `EINTR`
+/// loop: the binding's calls use it, and so does the package's other system code.
+@inline(__always)
+package func retryingOnEINTR<Result: BinaryInteger>(_ body: () -> Result) -> Result {
+    while true {
+        let result = body()
+        if result >= 0 || errno != EINTR { return result }
+    }
 }
 
 /// CLOCK_MONOTONIC in nanoseconds (which cannot fail for this clock): the

@@ -113,3 +113,21 @@ private final class TimeoutFlag: Sendable {
     func set() { flag.withLock { $0 = true } }
     var isSet: Bool { flag.withLock { $0 } }
 }
+
+/// The processes whose environment holds `variable=value`: a run gives what it
+/// starts a mark of its own, and whatever still carries it afterwards was left
+/// behind (apps a bus started by D-Bus activation inherit the bus's environment,
+/// so they carry it too).
+public func processesMarked(_ variable: String, _ value: String) -> [String] {
+    let wanted = Data("\(variable)=\(value)".utf8)
+    let pids = (try? FileManager.default.contentsOfDirectory(atPath: "/proc"))?.filter { $0.allSatisfy(\.isNumber) } ?? []
+    return pids.compactMap { pid in
+        guard let environ = FileManager.default.contents(atPath: "/proc/\(pid)/environ"),
+            environ.split(separator: 0).contains(where: { Data($0) == wanted })
+        else { return nil }
+        let command = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline").map {
+            String(decoding: $0.map { $0 == 0 ? UInt8(ascii: " ") : $0 }, as: UTF8.self)
+        }
+        return "\(pid): \(command ?? "?")"
+    }
+}

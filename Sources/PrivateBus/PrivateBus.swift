@@ -19,7 +19,11 @@ public final class PrivateBus: @unchecked Sendable {
     /// (the daemon passes its own environment on); defaults to this process's.
     /// `serviceDirectories` are searched for activation files after
     /// `serviceDirectory`, as a session bus searches `~/.local/share/dbus-1/services`.
-    public init(environment: [String: String]? = nil, daemon: String = "dbus-daemon", serviceDirectories: [String] = []) throws {
+    /// `allowUsers` are accounts besides this process's that may connect (a bus
+    /// lets only its own account in): programs a test runs as another user.
+    public init(
+        environment: [String: String]? = nil, daemon: String = "dbus-daemon", serviceDirectories: [String] = [], allowUsers: [String] = []
+    ) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("widgethost-bus-\(UUID().uuidString.prefix(8))")
         serviceDirectory = directory.appendingPathComponent("services")
         try FileManager.default.createDirectory(at: serviceDirectory, withIntermediateDirectories: true)
@@ -34,6 +38,7 @@ public final class PrivateBus: @unchecked Sendable {
         \(serviceDirectories.map { "  <servicedir>\($0)</servicedir>\n" }.joined())\
           <auth>EXTERNAL</auth>
           <policy context="default">
+        \(allowUsers.map { "    <allow user=\"\($0)\"/>\n" }.joined())\
             <allow send_destination="*" eavesdrop="true"/>
             <allow eavesdrop="true"/>
             <allow own="*"/>

@@ -55,7 +55,13 @@ public final class SmallDisk: Sendable {
 
     /// Frees `bytes` of what ``fill()`` took, or all of it.
     public func makeRoom(_ bytes: Int? = nil) {
-        guard let bytes else { return _ = unlink(filler) }
+        // Truncated before it is unlinked: a process another test started at the moment the
+        // filler was open holds it until that process execs, and an unlinked file's blocks
+        // are freed only when the last descriptor of it closes; a truncated file's at once.
+        guard let bytes else {
+            _ = truncate(filler, 0)
+            return _ = unlink(filler)
+        }
         var st = stat()
         guard stat(filler, &st) == 0 else { return }
         _ = truncate(filler, max(0, st.st_size - off_t(bytes)))

@@ -103,29 +103,29 @@ public struct AppOptions: Sendable, Equatable {
         base: AppOptions? = nil
     ) throws(HostError) -> AppOptions {
         try Validate.appID(appID)
-        let options = try MethodOptions(options, declared: MethodOptions.registerApp, method: "RegisterApp")
+        let options = try RegisterAppOptions(options)
         var result = base ?? AppOptions(defaultsFor: appID)
-        if let value = try options.string("protocol") {
+        if let value = options.protocol {
             result.appProtocol = try parseProtocol(value, label: "option 'protocol'")
-            if result.appProtocol != .freedesktop && !options.has("user_activity_action") { result.userActivityAction = nil }
+            if result.appProtocol != .freedesktop && options.userActivityAction == nil { result.userActivityAction = nil }
         }
-        if let value = try options.strings("schemes") {
+        if let value = options.schemes {
             result.schemes = try parseSchemes(value, label: "option 'schemes'")
         }
-        if let value = try options.objectPath("object_path") {
+        if let value = options.objectPath {
             result.objectPath = try parseObjectPath(value, label: "option 'object_path'")
         }
-        if let value = try options.strings("surfaces") {
+        if let value = options.surfaces {
             result.surfaces = try parseSurfaces(value, label: "option 'surfaces'")
         }
-        if let value = try options.strings("live_activity_launch_types") {
+        if let value = options.liveActivityLaunchTypes {
             result.liveActivityLaunchTypes = try parseLaunchTypes(value, label: "option 'live_activity_launch_types'")
         }
-        if let action = try options.string("user_activity_action") {
+        if let action = options.userActivityAction {
             try Validate.actionName(action, what: "option 'user_activity_action'")
             result.userActivityAction = action
         }
-        if let value = try options.objectPath("provider_path") {
+        if let value = options.providerPath {
             result.providerPath = try parseObjectPath(value, label: "option 'provider_path'")
         }
         try result.checkProtocolRules(actionLabel: "option 'user_activity_action'")

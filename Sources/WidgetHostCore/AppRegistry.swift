@@ -63,8 +63,7 @@ public struct AppRegistry: Sendable {
     public var maxRegistrationsPerConnection: Int
     /// The most live registrations of one sandboxed app's ids (its own and
     /// those below it, `<id>.*`), over all its connections.
-    public var maxRegistrationsPerSandboxedApp = Self.defaultMaxRegistrationsPerSandboxedApp
-    public static let defaultMaxRegistrationsPerSandboxedApp = 16
+    public var maxRegistrationsPerSandboxedApp = HostDefaults.maxIDsPerSandboxedApp
 
     /// The warnings of the last scan given to ``replaceDiscovered(_:)``.
     public private(set) var scanWarnings: [String] = []
@@ -77,7 +76,7 @@ public struct AppRegistry: Sendable {
     }
 
     /// An empty registry.
-    public init(maxRegistrationsPerConnection: Int = 256) {
+    public init(maxRegistrationsPerConnection: Int = HostDefaults.maxRegistrationsPerConnection) {
         self.maxRegistrationsPerConnection = maxRegistrationsPerConnection
     }
 
@@ -219,7 +218,7 @@ public struct AppRegistry: Sendable {
     /// The handler for a bare URL of `scheme` (`OpenURL`). Installed handlers
     /// outrank runtime claims:
     /// 1. the first of `mimeDefaults` (the user's `x-scheme-handler/<scheme>`
-    ///    defaults, see ``MimeApps/defaultHandlers(forScheme:dirs:)``) that is a known app;
+    ///    defaults, see ``MimeApps/defaultHandlers(forScheme:dirs:files:)``) that is a known app;
     /// 2. else a known app whose desktop entry declares the scheme, by id, a live one first;
     /// 3. else — only when no installed desktop entry at all declares the scheme —
     ///    the earliest live registration declaring it.

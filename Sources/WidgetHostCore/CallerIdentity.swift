@@ -1,7 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// Who a bus connection's process is, as the kernel says, never as the caller
 /// claims: the identity xdg-desktop-portal gives its callers (README, "Identity").
 ///
@@ -51,7 +47,7 @@ public enum CallerIdentity: Sendable, Equatable {
 
     // MARK: - Reading it from the kernel
 
-    /// The identity of process `pid`, read from `procRoot` (`/proc`).
+    /// The identity of process `pid`, read from its files.
     ///
     /// Flatpak: `<proc>/<pid>/root/.flatpak-info` exists → its `[Application] name`.
     /// Snap: a `snap.<name>.` cgroup in `<proc>/<pid>/cgroup`. Neither → unsandboxed.
@@ -59,38 +55,13 @@ public enum CallerIdentity: Sendable, Equatable {
     /// parsed is an error (the caller is refused), never "unsandboxed"; so is a
     /// process that is already gone.
     ///
-    /// Blocking file I/O: call it off the bus thread.
-    public static func read(pid: Int32, procRoot: String = "/proc") throws(HostError) -> CallerIdentity {
-        let base = "\(procRoot)/\(pid)"
-        if let info = try flatpakInfo(root: base + "/root") {
+    /// Blocking file I/O when `files` reads the kernel's: call it off the bus thread.
+    public static func read(pid: Int32, from files: some ProcessFiles) throws(HostError) -> CallerIdentity {
+        if let info = try files.flatpakInfo(pid: pid) {
             return .flatpak(appID: try flatpakAppID(info))
         }
-        guard let cgroups = readFile(base + "/cgroup") else {
-            throw unreadable("\(base)/cgroup", errno)
-        }
-        if let name = try snapName(cgroupFile: cgroups) { return .snap(name: name) }
+        if let name = try snapName(cgroupFile: try files.cgroups(pid: pid)) { return .snap(name: name) }
         return .unsandboxed
-    }
-
-    /// The contents of `<root>/.flatpak-info`, or nil when the process is not in a Flatpak.
-    static func flatpakInfo(root: String) throws(HostError) -> String? {
-        let rootFD = retryingOnEINTR { Glibc.open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK) }
-        // A process that is gone, or whose root this user may not open, is refused:
-        // not being able to look is no proof of not being sandboxed.
-        if rootFD < 0 { throw unreadable(root, errno) }
-        defer { Glibc.close(rootFD) }
-        let infoFD = retryingOnEINTR { openat(rootFD, ".flatpak-info", O_RDONLY | O_CLOEXEC | O_NOCTTY) }
-        if infoFD < 0 {
-            if errno == ENOENT { return nil }
-            throw unreadable("\(root)/.flatpak-info", errno)
-        }
-        defer { Glibc.close(infoFD) }
-        var st = stat()
-        guard fstat(infoFD, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else {
-            throw .accessDenied("the caller's \(root)/.flatpak-info is not a regular file, so its Flatpak identity cannot be trusted")
-        }
-        guard let contents = readAll(infoFD, limit: 1 << 20) else { throw unreadable("\(root)/.flatpak-info", errno) }
-        return contents
     }
 
     /// The app id a `.flatpak-info` names; `AccessDenied` when it is malformed.
@@ -148,33 +119,15 @@ public enum CallerIdentity: Sendable, Equatable {
         }
         return letters > 0
     }
+}
 
-    // MARK: - Files
-
-    private static func unreadable(_ path: String, _ code: Int32) -> HostError {
-        .accessDenied("cannot read \(path) (\(String(cString: strerror(code)))) to tell whether the caller is sandboxed; a caller whose identity cannot be read is refused")
-    }
-
-
-    private static func readFile(_ path: String) -> String? {
-        let fd = retryingOnEINTR { Glibc.open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY) }
-        guard fd >= 0 else { return nil }
-        defer { Glibc.close(fd) }
-        return readAll(fd, limit: 1 << 20)
-    }
-
-    private static func readAll(_ fd: Int32, limit: Int) -> String? {
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while bytes.count < limit {
-            let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                return nil
-            }
-            if n == 0 { break }
-            bytes += buffer[0..<n]
-        }
-        return String(decoding: bytes, as: UTF8.self)
-    }
+/// A process's files its identity is read from (`/proc/<pid>`): WidgetHostSystem
+/// reads them from the kernel. Each throws `AccessDenied` when it cannot read
+/// them: not being able to look is no proof of not being sandboxed.
+public protocol ProcessFiles {
+    /// The contents of the process's `/.flatpak-info` (a regular file), or nil
+    /// when its root has none: the process is not in a Flatpak.
+    func flatpakInfo(pid: Int32) throws(HostError) -> String?
+    /// The contents of its `cgroup` file.
+    func cgroups(pid: Int32) throws(HostError) -> String
 }

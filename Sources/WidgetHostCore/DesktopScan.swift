@@ -1,9 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 /// An app found through its desktop entry (docs/apps.md#desktop-entries).
 public struct DiscoveredApp: Sendable, Equatable {
     /// The entry it came from; `entry.id` is the app id.
@@ -65,13 +59,13 @@ public struct DesktopScan: Sendable, Equatable {
     /// is skipped with a warning; an invalid scheme in `MimeType` is dropped with a
     /// warning. Never throws: missing directories are ignored, unreadable files
     /// and directories become warnings.
-    public static func scan(_ dirs: XDGDirectories) -> DesktopScan {
+    public static func scan(_ dirs: XDGDirectories, files: some FileSource) -> DesktopScan {
         var warnings: [String] = []
         var claimed: [String: String] = [:]   // id -> path
         var order: [String] = []
         for dir in dirs.applicationDirectories {
             var visited = Set<String>()
-            for (id, path) in walk(dir, prefix: [], depth: 0, visited: &visited, warnings: &warnings)
+            for (id, path) in walk(dir, files, prefix: [], depth: 0, visited: &visited, warnings: &warnings)
             where claimed[id] == nil {
                 claimed[id] = path
                 order.append(id)
@@ -81,7 +75,7 @@ public struct DesktopScan: Sendable, Equatable {
         var installed: [String: Set<String>] = [:]
         for id in order {
             guard let path = claimed[id] else { continue }
-            guard let data = FileManager.default.contents(atPath: path) else {
+            guard let data = files.contents(of: path) else {
                 warnings.append("\(path): skipped: the file cannot be read; check its permissions")
                 continue
             }
@@ -179,14 +173,14 @@ public struct DesktopScan: Sendable, Equatable {
     /// files first, then its subdirectories', each in name order.
     private static func walk(
         _ dir: String,
+        _ files: some FileSource,
         prefix: [String],
         depth: Int,
         visited: inout Set<String>,
         warnings: inout [String]
     ) -> [(String, String)] {
-        let fm = FileManager.default
-        guard isDirectory(dir) == true else { return [] }
-        let real = URL(fileURLWithPath: dir).resolvingSymlinksInPath().path
+        guard files.isDirectory(dir) == true else { return [] }
+        let real = files.resolvingLinks(dir)
         guard visited.insert(real).inserted else { return [] }   // symlink loop
         guard depth < 32 else {
             warnings.append("\(dir): not scanned: directories nest more than 32 levels deep")
@@ -194,7 +188,7 @@ public struct DesktopScan: Sendable, Equatable {
         }
         let names: [String]
         do {
-            names = try fm.contentsOfDirectory(atPath: dir).sorted()
+            names = try files.names(in: dir).sorted()
         } catch {
             warnings.append("\(dir): not scanned: the directory cannot be read; check its permissions")
             return []
@@ -203,7 +197,7 @@ public struct DesktopScan: Sendable, Equatable {
         var subdirectories: [String] = []
         for name in names {
             let path = XDGDirectories.join(dir, name)
-            guard let childIsDir = isDirectory(path) else { continue }  // dangling link
+            guard let childIsDir = files.isDirectory(path) else { continue }  // dangling link
             if childIsDir {
                 subdirectories.append(name)
             } else if name.hasSuffix(".desktop") && name.count > ".desktop".count {
@@ -213,25 +207,10 @@ public struct DesktopScan: Sendable, Equatable {
         }
         for name in subdirectories {
             let path = XDGDirectories.join(dir, name)
-            out += walk(path, prefix: prefix + [name], depth: depth + 1, visited: &visited, warnings: &warnings)
+            out += walk(path, files, prefix: prefix + [name], depth: depth + 1, visited: &visited, warnings: &warnings)
         }
         return out
     }
-}
-
-/// Whether `path` (symbolic links followed) is a directory; `nil` when nothing is there.
-private func isDirectory(_ path: String) -> Bool? {
-    #if canImport(FoundationEssentials)
-    var isDir = false
-    #else
-    var isDir: ObjCBool = false
-    #endif
-    guard FileManager.default.fileExists(atPath: path, isDirectory: &isDir) else { return nil }
-    #if canImport(FoundationEssentials)
-    return isDir
-    #else
-    return isDir.boolValue
-    #endif
 }
 
 extension String {

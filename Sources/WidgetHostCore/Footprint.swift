@@ -11,9 +11,9 @@
 public struct Footprint: Sendable {
     public struct Budgets: Sendable, Equatable {
         /// The most bytes one app's objects may take (the limit max-app-bytes).
-        public var perApp = 16 << 20
+        public var perApp = HostDefaults.maxAppBytes
         /// The most bytes all apps' objects may take (the limit max-host-bytes).
-        public var total = 48 << 20
+        public var total = HostDefaults.maxHostBytes
         /// The largest host budget allowed: `GetManagedObjects` of a full host,
         /// with its own object and the message's header, stays well within
         /// D-Bus's 64 MiB array limit.

@@ -1,8 +1,8 @@
 /// An error of the WidgetHost model, named as in docs/errors.md.
 ///
-/// The service maps it to the D-Bus error `org.widgethost.Host1.Error.<name>`
-/// (see ``dbusName``) with ``message`` as the error message. Every message says
-/// what was wrong *and* how to fix it, and quotes the offending value.
+/// On the bus it is the D-Bus error whose name ends in ``Name`` (WidgetHostWire
+/// spells it) with ``message`` as the error message. Every message says what
+/// was wrong *and* how to fix it, and quotes the offending value.
 public struct HostError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The error names of docs/errors.md; the raw value is the last element of the D-Bus error name.
     public enum Name: String, Sendable, CaseIterable {
@@ -19,9 +19,6 @@ public struct HostError: Error, Sendable, Equatable, CustomStringConvertible {
         case storageFailed = "StorageFailed"
     }
 
-    /// The prefix of every WidgetHost D-Bus error name.
-    public static let dbusErrorPrefix = "org.widgethost.Host1.Error."
-
     /// Which error this is.
     public var name: Name
     /// A human-readable explanation: what was wrong and how to fix it.
@@ -32,9 +29,6 @@ public struct HostError: Error, Sendable, Equatable, CustomStringConvertible {
         self.name = name
         self.message = message
     }
-
-    /// The full D-Bus error name, e.g. `org.widgethost.Host1.Error.InvalidArgument`.
-    public var dbusName: String { Self.dbusErrorPrefix + name.rawValue }
 
     /// `"<Name>: <message>"`.
     public var description: String { "\(name.rawValue): \(message)" }

@@ -21,8 +21,8 @@ public enum ActivityState: String, Sendable, CaseIterable {
 /// Limits that keep one app's Live Activities from exhausting the host.
 public struct ActivityLimits: Sendable, Equatable {
     /// How many activities one app may have at once, counting ended ones that are
-    /// still shown (default 64).
-    public var maxPerApp = 64
+    /// still shown.
+    public var maxPerApp = HostDefaults.maxActivitiesPerApp
     /// How many bytes `attributes` and `state` may take together, serialized as
     /// described at ``LiveActivityStore/payloadSize(attributes:state:)`` (docs/live-activities.md#limits: 4096).
     public var maxPayloadBytes = 4096
@@ -212,11 +212,11 @@ public struct LiveActivityStore: Sendable {
     ) throws(HostError) -> LiveActivity {
         try Validate.appID(appID)
         try Self.checkAttributesType(attributesType)
-        let parsed = try Self.options(options, MethodOptions.startActivity, method: "StartActivity")
-        let attributes = try parsed.dictionary("attributes") ?? [:]
-        let state = try parsed.dictionary("state") ?? [:]
-        let staleDate = try parsed.date("stale_date")
-        let relevance = try parsed.number("relevance") ?? 0
+        let parsed = try Self.options(options, StartActivityOptions.self)
+        let attributes = parsed.attributes ?? [:]
+        let state = parsed.state ?? [:]
+        let staleDate = parsed.staleDate.map(Self.date)
+        let relevance = parsed.relevance
         try checkPayload(attributes: attributes, state: state)
         if countsByApp[appID, default: 0] >= limits.maxPerApp {
             // Only at the limit is it worth a scan for activities whose removal date has passed.
@@ -256,10 +256,10 @@ public struct LiveActivityStore: Sendable {
             throw .invalidArgument(
                 "Live Activity \(id) has ended (\(Self.describe(entry.activity.endedAt ?? entry.activity.automaticEndDate))) and can no longer be updated; start a new activity with StartActivity to show new content")
         }
-        let parsed = try Self.options(options, MethodOptions.updateActivity, method: "Update")
-        let state = try parsed.dictionary("state")
-        let staleDate = try parsed.date("stale_date")
-        let relevance = try parsed.number("relevance")
+        let parsed = try Self.options(options, UpdateActivityOptions.self)
+        let state = parsed.state
+        let staleDate = parsed.staleDate.map(Self.date)
+        let relevance = parsed.relevance
         if let state { try checkPayload(attributes: entry.activity.attributes, state: state) }
         if !contentJSON.isEmpty {
             entry.activity.content = try ActivityContent.parse(contentJSON, limits: limits.content)
@@ -293,16 +293,12 @@ public struct LiveActivityStore: Sendable {
             throw .invalidArgument(
                 "Live Activity \(id) has already ended (\(Self.describe(activity.endedAt ?? activity.automaticEndDate))) and disappears by itself (\(Self.describe(activity.removalDate))); there is nothing to end — start a new activity to show something new")
         }
-        let parsed = try Self.options(options, MethodOptions.endActivity, method: "End")
-        var dismissal = ActivityDismissal.default
-        if let name = try parsed.string("dismissal") {
-            guard let value = ActivityDismissal(rawValue: name) else {
-                throw .invalidArgument(
-                    "option 'dismissal' is '\(name)', which is not a dismissal; use 'default' (shown up to 4 hours after ending), 'immediate' (removed at once) or 'after' (removed at dismissal_date)")
-            }
-            dismissal = value
+        let parsed = try Self.options(options, EndActivityOptions.self)
+        guard let dismissal = ActivityDismissal(rawValue: parsed.dismissal) else {
+            throw .invalidArgument(
+                "option 'dismissal' is '\(parsed.dismissal)', which is not a dismissal; use 'default' (shown up to 4 hours after ending), 'immediate' (removed at once) or 'after' (removed at dismissal_date)")
         }
-        let dismissalDate = try parsed.date("dismissal_date")
+        let dismissalDate = parsed.dismissalDate.map(Self.date)
         if dismissal == .after && dismissalDate == nil {
             throw .invalidArgument(
                 "option 'dismissal' is 'after' but no 'dismissal_date' says when; add dismissal_date (x, Unix seconds, at most 4 hours away) or use another dismissal")
@@ -311,8 +307,8 @@ public struct LiveActivityStore: Sendable {
             throw .invalidArgument(
                 "option 'dismissal_date' (\(Self.describe(dismissalDate))) applies only with dismissal 'after', but dismissal is '\(dismissal.rawValue)'; add dismissal='after' or drop dismissal_date")
         }
-        let contentJSON = try parsed.string("content") ?? ""
-        let state = try parsed.dictionary("state")
+        let contentJSON = parsed.content
+        let state = parsed.state
         if let state { try checkPayload(attributes: entry.activity.attributes, state: state) }
         if !contentJSON.isEmpty {
             entry.activity.content = try ActivityContent.parse(contentJSON, limits: limits.content)
@@ -494,13 +490,20 @@ public struct LiveActivityStore: Sendable {
     }
 
     /// One method's options; `attributes` outside `StartActivity` gets its own message.
-    static func options(_ values: [String: OptionValue], _ declared: MethodOptions.Declared, method: String) throws(HostError)
-        -> MethodOptions
-    {
-        if values["attributes"] != nil && !declared.contains(where: { $0.key == "attributes" }) {
+    static func options<Options: MethodOptions>(_ values: [String: OptionValue], _: Options.Type) throws(HostError) -> Options {
+        if values["attributes"] != nil && !Options.declared.contains(where: { $0.key == "attributes" }) {
             throw .invalidArgument(
-                "\(method) does not take 'attributes': attributes are fixed when the activity starts (as ActivityKit's are static); put values that change in 'state', or end this activity and start a new one")
+                "\(Options.methods) does not take 'attributes': attributes are fixed when the activity starts (as ActivityKit's are static); put values that change in 'state', or end this activity and start a new one")
         }
-        return try MethodOptions(values, declared: declared, method: method)
+        return try Options(values)
+    }
+
+    /// The date of a date option: Unix seconds within the range the XML
+    /// declares (from 1970 to the end of the year 9999, as far as a date
+    /// written as ISO 8601 reaches). Every date the host keeps fits in whole
+    /// seconds and milliseconds of `Int64`, so nothing computed from one (a
+    /// deadline, a property, a record) can overflow.
+    static func date(_ seconds: Int64) -> Date {
+        Date(timeIntervalSince1970: TimeInterval(seconds))
     }
 }

@@ -1,115 +1,122 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
+/// One method's `a{sv}` options, as a struct generated from the annotations
+/// on the argument in its interface's XML (docs/interfaces.md#options): the
+/// keys, their types, ranges and defaults are declared there once. Every
+/// method's options are read the same way: an unknown key, a value of another
+/// type than declared, an integer out of its range or a number that is not
+/// finite is `InvalidArgument` saying what to send.
+public protocol MethodOptions: Sendable, Equatable {
+    /// The methods that take these options, for messages: `"Tap and Resolve"`.
+    static var methods: String { get }
+    /// `interface.Method` of every method that takes them.
+    static var members: [String] { get }
+    /// Every key, in declared order.
+    static var declared: [DeclaredOption] { get }
+    /// Reads `values`, each converted by `convert` only when its key is
+    /// declared: a caller holding D-Bus values converts nothing it does not use.
+    init<Value>(_ values: [String: Value], as convert: (Value) -> OptionValue) throws(HostError)
+}
 
-/// One method's `a{sv}` options, read against the keys it declares. An unknown
-/// key, or a value of another type than declared, is `InvalidArgument` saying
-/// what to send: every method's options are read the same way.
-public struct MethodOptions: Sendable {
-    /// A method's option keys, each with its D-Bus signature.
-    public typealias Declared = [(key: String, signature: String)]
-
-    /// `RegisterApp`.
-    public static let registerApp: Declared = [
-        ("schemes", "as"),
-        ("protocol", "s"),
-        ("object_path", "o"),
-        ("surfaces", "as"),
-        ("live_activity_launch_types", "as"),
-        ("user_activity_action", "s"),
-        ("provider_path", "o"),
-    ]
-    /// `Widget.Tap`, `Widget.Resolve` and their Live Activity twins.
-    public static let tap: Declared = [("surface", "s"), ("activation_token", "s")]
-    /// `Apps.OpenURL`.
-    public static let openURL: Declared = [("activation_token", "s")]
-    /// `LiveActivities.StartActivity`.
-    public static let startActivity: Declared = [("attributes", "a{sv}"), ("state", "a{sv}"), ("stale_date", "x"), ("relevance", "d")]
-    /// `LiveActivity.Update`.
-    public static let updateActivity: Declared = [("state", "a{sv}"), ("stale_date", "x"), ("relevance", "d")]
-    /// `LiveActivity.End`.
-    public static let endActivity: Declared = [("dismissal", "s"), ("dismissal_date", "x"), ("content", "s"), ("state", "a{sv}")]
-
-    public let values: [String: OptionValue]
-    public let declared: Declared
-
-    /// Checks that `values` holds only keys of `declared`; `method` names the
-    /// method in the message.
-    public init(_ values: [String: OptionValue], declared: Declared, method: String) throws(HostError) {
-        try Self.check(keys: values.keys, declared: declared, method: method)
-        self.values = values
-        self.declared = declared
-    }
-
-    /// Checks that `keys` are all among `declared`, for a caller that reads
-    /// values in another form (a tap reads its D-Bus values as given).
-    public static func check(keys: some Collection<String>, declared: Declared, method: String) throws(HostError) {
-        let unknown = keys.filter { key in !declared.contains { $0.key == key } }.sorted()
-        guard !unknown.isEmpty else { return }
-        let list = unknown.map { "'\($0)'" }.joined(separator: ", ")
-        let noun = unknown.count == 1 ? "option" : "options"
-        throw .invalidArgument(
-            "unknown \(noun) \(list) for \(method); remove \(unknown.count == 1 ? "it" : "them") — its options are \(describe(declared))")
-    }
-
-    /// `key`'s value has signature `got` where `declared` says otherwise.
-    public static func typeError(_ key: String, declared: Declared, got: String) -> HostError {
-        let expected = declared.first { $0.key == key }?.signature ?? "?"
-        return .invalidArgument("option '\(key)' must be \(OptionValue.describe(signature: expected)), got \(got)")
+extension MethodOptions {
+    /// Reads options the model holds already.
+    public init(_ values: [String: OptionValue]) throws(HostError) {
+        try self.init(values, as: { $0 })
     }
 
     /// `"surface (s), activation_token (s)"`, for messages.
-    public static func describe(_ declared: Declared) -> String {
+    public static var described: String {
         declared.map { "\($0.key) (\($0.signature))" }.joined(separator: ", ")
     }
+}
 
-    public func has(_ key: String) -> Bool { values[key] != nil }
+/// One key of a method's `a{sv}` options, as the XML declares it with the
+/// `org.widgethost.Option.<key>` annotations (docs/interfaces.md#options).
+public struct DeclaredOption: Sendable, Equatable {
+    public let key: String
+    /// The D-Bus signature of its value. `x` takes any integer type, `d` any
+    /// number type, so that a caller never has to pick the exact width.
+    public let signature: String
+    /// The integers an `x` key may hold (`.Range`); nil is any `Int64`.
+    public let range: ClosedRange<Int64>?
+    /// What an `x` key counts, for messages (`.Unit`), e.g. `Unix seconds`.
+    public let unit: String?
+    /// The value an absent key stands for (`.Default`), as the XML writes it
+    /// (GVariant text: `0`, `'desktop'`); nil when absence means something
+    /// the method documents (keep the current value, the desktop entry's).
+    public let defaultValue: String?
 
-    public func string(_ key: String) throws(HostError) -> String? {
-        try read(key) { $0.stringValue }
+    public init(_ key: String, _ signature: String, range: ClosedRange<Int64>? = nil, unit: String? = nil, default defaultValue: String? = nil) {
+        self.key = key
+        self.signature = signature
+        self.range = range
+        self.unit = unit
+        self.defaultValue = defaultValue
     }
 
-    public func objectPath(_ key: String) throws(HostError) -> String? {
-        try read(key) { $0.objectPathValue }
+    /// `"Unix seconds from 0 to 253402300799"`: what to send, for messages.
+    var accepted: String {
+        let range = range ?? Int64.min...Int64.max
+        return "\(unit ?? "an integer") from \(range.lowerBound) to \(range.upperBound)"
     }
+}
 
-    public func strings(_ key: String) throws(HostError) -> [String]? {
-        try read(key) { $0.stringArrayValue }
-    }
+/// The values of one method's declared keys, read for a generated options
+/// struct: each reader answers nil for an absent key, the value when it has
+/// the declared type, and `InvalidArgument` naming the key otherwise.
+public struct OptionReading {
+    let declared: [DeclaredOption]
+    /// The value of each declared key, in declared order.
+    let values: [OptionValue?]
 
-    public func dictionary(_ key: String) throws(HostError) -> [String: OptionValue]? {
-        try read(key) { if case .dict(let d) = $0 { d } else { nil } }
-    }
-
-    /// The Unix seconds a date option may hold: from 1970 to the end of the
-    /// year 9999, as far as a date written as ISO 8601 reaches. Every date the
-    /// host keeps fits in whole seconds and milliseconds of `Int64`, so nothing
-    /// computed from one (a deadline, a property, a record) can overflow.
-    public static let dates: ClosedRange<Int64> = 0...253_402_300_799
-
-    /// Unix seconds, as `x` (or any signed integer) or `t`, within ``dates``.
-    public func date(_ key: String) throws(HostError) -> Date? {
-        guard let value = values[key] else { return nil }
-        let seconds: Int64?
-        let given: String
-        switch value {
-        case .int(let i): (seconds, given) = (Self.dates.contains(i) ? i : nil, "\(i)")
-        case .uint(let u): (seconds, given) = (u <= UInt64(Self.dates.upperBound) ? Int64(u) : nil, "\(u)")
-        default: throw Self.typeError(key, declared: declared, got: value.signature)
-        }
-        guard let seconds else {
+    /// Refuses keys that `Options` does not declare, before converting anything.
+    public init<Options: MethodOptions, Value>(_ given: [String: Value], as convert: (Value) -> OptionValue, for _: Options.Type) throws(HostError) {
+        declared = Options.declared
+        let unknown = given.keys.filter { key in !Options.declared.contains { $0.key == key } }.sorted()
+        guard unknown.isEmpty else {
+            let list = unknown.map { "'\($0)'" }.joined(separator: ", ")
+            let one = unknown.count == 1
             throw .invalidArgument(
-                "option '\(key)' is \(given), which is not a date the host can keep; give Unix seconds from \(Self.dates.lowerBound) to \(Self.dates.upperBound) (the end of the year 9999)")
+                "unknown \(one ? "option" : "options") \(list) for \(Options.methods); remove \(one ? "it" : "them") — its options are \(Options.described)")
         }
-        return Date(timeIntervalSince1970: TimeInterval(seconds))
+        values = Options.declared.map { given[$0.key].map(convert) }
     }
 
-    /// A finite number, as `d` or any integer.
-    public func number(_ key: String) throws(HostError) -> Double? {
+    public func string(_ index: Int) throws(HostError) -> String? {
+        try read(index) { $0.stringValue }
+    }
+
+    public func objectPath(_ index: Int) throws(HostError) -> String? {
+        try read(index) { $0.objectPathValue }
+    }
+
+    public func strings(_ index: Int) throws(HostError) -> [String]? {
+        try read(index) { $0.stringArrayValue }
+    }
+
+    public func dictionary(_ index: Int) throws(HostError) -> [String: OptionValue]? {
+        try read(index) { if case .dict(let d) = $0 { d } else { nil } }
+    }
+
+    /// Any integer type, within the declared range.
+    public func integer(_ index: Int) throws(HostError) -> Int64? {
+        guard let value = values[index] else { return nil }
+        let option = declared[index]
+        let range = option.range ?? Int64.min...Int64.max
+        let integer: Int64?
+        switch value {
+        case .int(let i): integer = range.contains(i) ? i : nil
+        case .uint(let u): integer = u <= UInt64(Int64.max) && range.contains(Int64(u)) ? Int64(u) : nil
+        default: throw typeError(index, got: value.signature)
+        }
+        guard let integer else {
+            throw .invalidArgument("option '\(option.key)' is \(value.number), which is out of range; give \(option.accepted)")
+        }
+        return integer
+    }
+
+    /// A finite number, as `d` or any integer type.
+    public func number(_ index: Int) throws(HostError) -> Double? {
         guard
-            let number = try read(key, {
+            let number = try read(index, {
                 switch $0 {
                 case .double(let d): d
                 case .int(let i): Double(i)
@@ -119,15 +126,34 @@ public struct MethodOptions: Sendable {
             })
         else { return nil }
         guard number.isFinite else {
-            throw .invalidArgument("option '\(key)' is \(number); it must be a finite number, such as 0 or 0.5")
+            throw .invalidArgument("option '\(declared[index].key)' is \(number); it must be a finite number, such as 0 or 0.5")
         }
         return number
     }
 
-    /// The value of `key` through `convert`; `nil` when absent, `InvalidArgument` when `convert` refuses it.
-    private func read<T>(_ key: String, _ convert: (OptionValue) -> T?) throws(HostError) -> T? {
-        guard let value = values[key] else { return nil }
-        guard let converted = convert(value) else { throw Self.typeError(key, declared: declared, got: value.signature) }
+    /// The value of declared key `index` through `convert`; nil when absent, `InvalidArgument` when `convert` refuses it.
+    private func read<T>(_ index: Int, _ convert: (OptionValue) -> T?) throws(HostError) -> T? {
+        guard let value = values[index] else { return nil }
+        guard let converted = convert(value) else { throw typeError(index, got: value.signature) }
         return converted
+    }
+
+    /// Declared key `index` has a value of signature `got`: the message says
+    /// what to send instead (for an integer, the range too).
+    private func typeError(_ index: Int, got: String) -> HostError {
+        let option = declared[index]
+        let range = option.signature == "x" && (option.range != nil || option.unit != nil) ? "; give \(option.accepted)" : ""
+        return .invalidArgument("option '\(option.key)' must be \(OptionValue.describe(signature: option.signature)), got \(got)\(range)")
+    }
+}
+
+extension OptionValue {
+    /// An integer's digits, for messages.
+    fileprivate var number: String {
+        switch self {
+        case .int(let i): "\(i)"
+        case .uint(let u): "\(u)"
+        default: signature
+        }
     }
 }

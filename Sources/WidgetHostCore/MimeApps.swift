@@ -1,9 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 /// `mimeapps.list` lookup (XDG MIME Applications Associations spec), for `OpenURL` routing.
 public enum MimeApps {
     /// The `mimeapps.list` files in the spec's precedence order, most important first:
@@ -31,12 +25,12 @@ public enum MimeApps {
     ///
     /// MIME types and the scheme are compared case-insensitively. Missing or
     /// unreadable files are skipped; malformed lines are ignored.
-    public static func defaultHandlers(forScheme scheme: String, dirs: XDGDirectories) -> [String] {
+    public static func defaultHandlers(forScheme scheme: String, dirs: XDGDirectories, files: some FileSource) -> [String] {
         let mimeType = "x-scheme-handler/" + scheme.lowercased()
         var removed = Set<String>()
         var result: [String] = []
         for file in listFiles(dirs) {
-            guard let data = FileManager.default.contents(atPath: file),
+            guard let data = files.contents(of: file),
                   let contents = String(validating: data, as: UTF8.self) else { continue }
             let keyFile = KeyFile(parsing: contents)
             for id in ids(in: keyFile, group: "Removed Associations", mimeType: mimeType) {

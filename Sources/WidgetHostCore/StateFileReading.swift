@@ -1,6 +1,7 @@
 // Reading the files of a state directory from their bytes: which lines hold
 // records, which are damaged and what those seem to have held. Nothing here
-// touches a file; ``StateDirectory`` keeps aside and logs what it finds.
+// touches a file; WidgetHostSystem's `StateDirectory` keeps aside and logs
+// what it finds.
 
 /// What reading one file of a state directory found besides its records.
 public struct StateFileReading: Sendable {
@@ -43,7 +44,7 @@ public struct DamagedLines: Sendable, Equatable {
     public var place: String { lines.count == 1 ? "line \(lines.lowerBound)" : "lines \(lines.lowerBound)–\(lines.upperBound)" }
 }
 
-extension StateDirectory {
+extension StateFile {
     /// The state a snapshot's bytes hold, and what could not be read of them.
     /// A version 2 snapshot is read a line at a time, each line on its own; a
     /// version 1 snapshot is read whole or not at all.

@@ -214,8 +214,6 @@ public struct Timeline: Sendable, Equatable {
 ///
 /// Durations are seconds; the engine works in whole milliseconds (the contract's unit).
 public struct TimelineOptions: Sendable, Equatable {
-    /// 70, as in WidgetKit (docs/timelines.md#reload-budget).
-    public static let defaultDailyBudget = 70
     /// 1000 entries.
     public static let defaultMaxEntries = 1000
 
@@ -223,11 +221,11 @@ public struct TimelineOptions: Sendable, Equatable {
     public var dailyBudget: Int
     /// The length of the sliding budget window; 24 h.
     public var budgetWindow: TimeInterval
-    /// The shortest time from receiving a timeline to its policy reload: 300 s,
-    /// as WidgetKit never reloads faster. Keeps `after` with a past `reload_at`
+    /// The shortest time from receiving a timeline to its policy reload
+    /// (``HostDefaults/minReloadInterval``). Keeps `after` with a past `reload_at`
     /// (and `at-end` with no future entries) from becoming a busy loop.
     public var minimumReloadInterval: TimeInterval
-    /// The delay before the first retry of a failed fetch: 30 s. Each further
+    /// The delay before the first retry of a failed fetch (``HostDefaults/reloadRetryDelay``). Each further
     /// consecutive failure doubles it, up to ``retryMaximumDelay``.
     public var retryInitialDelay: TimeInterval
     /// The longest delay between retries: 1 h.
@@ -239,10 +237,10 @@ public struct TimelineOptions: Sendable, Equatable {
 
     /// Creates options; every parameter defaults to the documented default.
     public init(
-        dailyBudget: Int = TimelineOptions.defaultDailyBudget,
+        dailyBudget: Int = HostDefaults.dailyReloadBudget,
         budgetWindow: TimeInterval = 86_400,
-        minimumReloadInterval: TimeInterval = 300,
-        retryInitialDelay: TimeInterval = 30,
+        minimumReloadInterval: TimeInterval = HostDefaults.minReloadInterval,
+        retryInitialDelay: TimeInterval = HostDefaults.reloadRetryDelay,
         retryMaximumDelay: TimeInterval = 3_600,
         maxEntries: Int = TimelineOptions.defaultMaxEntries,
         contentLimits: ViewTreeLimits = ViewTreeLimits()
@@ -262,7 +260,7 @@ public struct TimelineOptions: Sendable, Equatable {
     /// - Throws: `InvalidArgument` naming the option and its valid range.
     public func validate() throws(HostError) {
         guard dailyBudget >= 1 else {
-            throw .invalidArgument("the daily reload budget is \(dailyBudget); give at least 1 (the default is \(Self.defaultDailyBudget))")
+            throw .invalidArgument("the daily reload budget is \(dailyBudget); give at least 1 (the default is \(HostDefaults.dailyReloadBudget))")
         }
         for (name, value, minimum) in [
             ("budget window", budgetWindow, 0.001), ("minimum reload interval", minimumReloadInterval, 0),

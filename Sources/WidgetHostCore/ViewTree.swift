@@ -115,10 +115,10 @@ public struct ViewElement: Sendable, Equatable {
 
 /// Limits on view trees, so one app's content cannot exhaust the host.
 public struct ViewTreeLimits: Sendable, Equatable {
-    public var maxBytes = 256 * 1024
-    public var maxDepth = 64
-    public var maxElements = 4096
-    public var maxURLLength = 2048
+    public var maxBytes = HostDefaults.maxContentBytes
+    public var maxDepth = HostDefaults.maxContentDepth
+    public var maxElements = HostDefaults.maxContentElements
+    public var maxURLLength = HostDefaults.maxURLLength
     public init() {}
 
     /// For what the host stored itself: what it acknowledged under its limits

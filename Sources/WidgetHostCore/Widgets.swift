@@ -254,21 +254,19 @@ public struct WidgetStore: Sendable {
     /// The most bytes one widget's configuration may take, serialized as an
     /// a{sv} (the limit max-configuration-bytes): it travels in every
     /// PropertiesChanged, GetManagedObjects reply and provider call.
-    public var maxConfigurationBytes = 65536
+    public var maxConfigurationBytes = HostDefaults.maxConfigurationBytes
     /// The most widgets one app may have placed (the limit max-widgets-per-app).
-    public var maxPerApp = 1000
+    public var maxPerApp = HostDefaults.maxWidgetsPerApp
     /// Placed widgets by app, so that a placement need not count them.
     private var countsByApp: [String: Int] = [:]
     /// The most bytes of JSON all bundles may take together (the limit
     /// max-bundle-bytes): they live in memory, in the state directory and in
     /// every `ListBundles` reply.
-    public var maxBundleBytes = Self.defaultMaxBundleBytes
-    public static let defaultMaxBundleBytes = 4 << 20
+    public var maxBundleBytes = HostDefaults.maxBundleBytes
     /// The most bytes of JSON the bundles of the apps one connection holds
     /// may take together (max-bundle-bytes-per-connection): one connection
     /// holding many ids takes no more than its share of the pool.
-    public var maxBundleBytesPerConnection = Self.defaultMaxBundleBytesPerConnection
-    public static let defaultMaxBundleBytesPerConnection = 1 << 20
+    public var maxBundleBytesPerConnection = HostDefaults.maxBundleBytesPerConnection
 
     public init() {}
 

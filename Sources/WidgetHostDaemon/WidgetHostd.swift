@@ -6,6 +6,7 @@ import Logging
 import ServiceLifecycle
 import UnixSignals
 import WidgetHostCore
+import WidgetHostSystem
 import WidgetHostService
 
 /// The `widget-hostd` command: its options, and running the host until it is stopped.
@@ -26,10 +27,10 @@ public struct WidgetHostd: AsyncParsableCommand {
     var address: String?
 
     @Option(help: "Which families honour `link` elements: current or legacy.")
-    var linkPolicy: HostConfiguration.LinkPolicy = .current
+    var linkPolicy = HostDefaults.linkPolicy
 
     @Option(help: "Seconds a delivery waits for an app's answer (decimals allowed).")
-    var deliveryTimeout: Double = 25
+    var deliveryTimeout = HostDefaults.deliveryTimeout
 
     @Option(help: "Where the host keeps its state (default: $XDG_STATE_HOME/widgethost).")
     var stateDir: String?
@@ -38,67 +39,67 @@ public struct WidgetHostd: AsyncParsableCommand {
     var ephemeral = false
 
     @Option(help: "Live Activities one app may have at a time.")
-    var maxActivitiesPerApp: Int = 64
+    var maxActivitiesPerApp = HostDefaults.maxActivitiesPerApp
 
     @Option(help: "Seconds a provider call (GetTimeline, ProvideOptions) waits for the app's answer (decimals allowed).")
-    var providerTimeout: Double = 25
+    var providerTimeout = HostDefaults.providerTimeout
 
     @Option(help: "Timeline reloads each widget may have in a sliding 24 hours (reloads the app asks for while registered, and reloads after an action, do not count).")
-    var dailyReloadBudget: Int = TimelineOptions.defaultDailyBudget
+    var dailyReloadBudget = HostDefaults.dailyReloadBudget
 
     @Option(help: "The fewest seconds between a timeline's arrival and the reload its policy asks for.")
-    var minReloadInterval: Double = 300
+    var minReloadInterval = HostDefaults.minReloadInterval
 
     @Option(help: "Seconds before the first retry of a failed timeline fetch; each further failure doubles it, up to one hour.")
-    var reloadRetryDelay: Double = 30
+    var reloadRetryDelay = HostDefaults.reloadRetryDelay
 
     @Option(help: "Placed widgets one app may have.")
-    var maxWidgetsPerApp: Int = 1000
+    var maxWidgetsPerApp = HostDefaults.maxWidgetsPerApp
 
     @Option(help: "The largest configuration of one widget, in bytes serialized as a{sv}.")
-    var maxConfigurationBytes: Int = 65536
+    var maxConfigurationBytes = HostDefaults.maxConfigurationBytes
 
     @Option(help: "The most bytes one app's widgets, their timelines and its Live Activities may take, measured as they travel on the bus.")
-    var maxAppBytes: Int = Footprint.Budgets().perApp
+    var maxAppBytes = HostDefaults.maxAppBytes
 
     @Option(help: "The most bytes all apps' widgets, timelines and Live Activities may take, measured as they travel on the bus (at most \(Footprint.Budgets.largestTotal), so that GetManagedObjects always fits one D-Bus message).")
-    var maxHostBytes: Int = Footprint.Budgets().total
+    var maxHostBytes = HostDefaults.maxHostBytes
 
     @Option(help: "App registrations one connection may hold.")
-    var maxRegistrationsPerConnection: Int = 256
+    var maxRegistrationsPerConnection = HostDefaults.maxRegistrationsPerConnection
 
     @Option(help: "Deliveries one app may have waiting for its answer; more taps for it fail at once with LimitExceeded.")
-    var maxPendingDeliveriesPerApp: Int = 256
+    var maxPendingDeliveriesPerApp = HostDefaults.maxPendingDeliveriesPerApp
 
     @Option(help: "Live registrations of one sandboxed app's ids (its own and those below it) over all its connections.")
-    var maxIdsPerSandboxedApp: Int = AppRegistry.defaultMaxRegistrationsPerSandboxedApp
+    var maxIdsPerSandboxedApp = HostDefaults.maxIDsPerSandboxedApp
 
     @Option(help: "The most bytes of JSON all apps' widget bundles may take together.")
-    var maxBundleBytes: Int = WidgetStore.defaultMaxBundleBytes
+    var maxBundleBytes = HostDefaults.maxBundleBytes
 
     @Option(help: "The most bytes of JSON the widget bundles of the apps one connection holds may take together.")
-    var maxBundleBytesPerConnection: Int = WidgetStore.defaultMaxBundleBytesPerConnection
+    var maxBundleBytesPerConnection = HostDefaults.maxBundleBytesPerConnection
 
     @Option(help: "GetTimeline calls under way to one app's provider at once; more wait their turn, and a widget's later reloads join the one waiting.")
-    var maxProviderCallsPerApp: Int = HostConfiguration.defaultMaxProviderCallsPerApp
+    var maxProviderCallsPerApp = HostDefaults.maxProviderCallsPerApp
 
     @Option(help: "The most entries of one array or dictionary in a call; a call with more is refused while it is read.")
-    var maxDictEntries: Int = HostConfiguration.defaultMaxDictionaryEntries
+    var maxDictEntries = HostDefaults.maxDictEntries
 
     @Option(help: "The most bytes of one a{sv} in a call (its keys and values, nested ones included); a call with more is refused while it is read.")
-    var maxDictBytes: Int = HostConfiguration.defaultMaxDictionaryBytes
+    var maxDictBytes = HostDefaults.maxDictBytes
 
     @Option(help: "The largest view tree (content JSON) in bytes.")
-    var maxContentBytes: Int = ViewTreeLimits().maxBytes
+    var maxContentBytes = HostDefaults.maxContentBytes
 
     @Option(help: "The deepest nesting of elements in a view tree.")
-    var maxContentDepth: Int = ViewTreeLimits().maxDepth
+    var maxContentDepth = HostDefaults.maxContentDepth
 
     @Option(help: "The most elements in a view tree.")
-    var maxContentElements: Int = ViewTreeLimits().maxElements
+    var maxContentElements = HostDefaults.maxContentElements
 
     @Option(help: "The longest URL in bytes.")
-    var maxUrlLength: Int = ViewTreeLimits().maxURLLength
+    var maxUrlLength = HostDefaults.maxURLLength
 
     @Option(help: "trace, debug, info, notice, warning, error or critical.")
     var logLevel: Logger.Level = .info

@@ -32,6 +32,8 @@ public final class WidgetHostApp: Sendable {
         var registered = 0
     }
     private let state = Mutex(State())
+    /// The tasks handling deliveries and provider calls: `close()` cancels those still running.
+    fileprivate let running = OwnedTasks()
 
     /// - Parameters:
     ///   - appID: the desktop-file id without `.desktop`, e.g. `org.example.TapMe`.
@@ -107,11 +109,14 @@ public final class WidgetHostApp: Sendable {
     /// How many times the app has registered (1 after `connect`, one more after each host restart).
     public var registrationCount: Int { state.withLock { $0.registered } }
 
-    /// Ends the registration (by closing the connection) and stops watching the host.
+    /// Ends the registration (by closing the connection), stops watching the
+    /// host, and cancels the handlers still running: their answers could not
+    /// reach the host any more.
     public func close() {
         let (connection, watch) = state.withLock { ($0.connection, $0.watch) }
         watch?.cancel()
         connection?.close()
+        running.cancelAll()
     }
 
     private func register(on connection: Connection) async throws {
@@ -200,14 +205,15 @@ public final class WidgetHostApp: Sendable {
 }
 
 /// `org.widgethost.App1` and `org.widgethost.Provider1` as the app serves
-/// them: each call runs the app's handler in a task and answers when it returns.
+/// them: each call runs the app's handler in a task the app holds, and answers
+/// when it returns.
 private struct Served: App1.Server, Provider1.Server {
     weak let app: WidgetHostApp?
 
     private func run<T>(_ reply: TypedReply<T>, _ body: @escaping @Sendable (WidgetHostApp.Handlers) async throws -> T) {
         guard let app else { return reply.fail(DBusError.failed("the app is closing")) }
         let handlers = app.handlers
-        Task {
+        app.running.start {
             do { reply.succeed(try await body(handlers)) } catch { reply.fail(error) }
         }
     }

@@ -165,6 +165,10 @@ public struct RenderedActivity: Sendable, Equatable {
     /// `active`, `stale` or `ended`.
     public var state: String
     public var contentJSON: String
+    /// `ContentState`: the values texts bind to as `state.KEY`.
+    public var contentState: [String: OptionValue]
+    /// `Attributes`: the values texts bind to as `attributes.KEY`.
+    public var attributes: [String: OptionValue]
     public var relevance: Double
     public var startDate: Date?
     /// When the content goes stale, if the app said.
@@ -203,7 +207,7 @@ struct MirroredObject {
         guard let values = interfaces[Host1LiveActivity.name], let p = try? Host1LiveActivity.Properties(values) else { return nil }
         return RenderedActivity(
             id: p.id, path: path, appID: p.appID, attributesType: p.attributesType, state: p.state, contentJSON: p.content,
-            relevance: p.relevance, startDate: Self.date(p.startDate), staleDate: Self.date(p.staleDate), endDate: Self.date(p.endDate),
+            contentState: OptionValue.dictionary(p.contentState), attributes: OptionValue.dictionary(p.attributes), relevance: p.relevance, startDate: Self.date(p.startDate), staleDate: Self.date(p.staleDate), endDate: Self.date(p.endDate),
             dismissalDate: Self.date(p.dismissalDate), properties: OptionValue.dictionary(values))
     }
 

@@ -1,87 +1,38 @@
 import DBus
 import Dispatch
 import WidgetHostCore
+import WidgetHostSystem
 
 /// `org.widgethost.Host1.Apps`: registrations, desktop entries and bare URLs
 /// (docs/apps.md).
-extension HostService: Host1Apps.Server {
-    public nonisolated func registerApp(_ call: MethodCall, appID: String, options: [String: DBusValue], reply: TypedReply<Void>) {
-        inOrder(call) { service in service.registerApp(call.sender, appID, OptionValue.dictionary(options), reply) }
+struct AppsServer: Host1Apps.Server {
+    let dispatcher: Dispatcher
+
+    func registerApp(_ call: MethodCall, appID: String, options: [String: DBusValue], reply: TypedReply<Void>) {
+        dispatcher.inOrder(call) { host in host.registerApp(call.sender, appID, OptionValue.dictionary(options), reply) }
     }
 
-    public nonisolated func unregisterApp(_ call: MethodCall, appID: String, reply: TypedReply<Void>) {
-        appOwned(call, reply) { service, identity in try service.unregisterApp(appID, call.sender, identity) }
+    func unregisterApp(_ call: MethodCall, appID: String, reply: TypedReply<Void>) {
+        dispatcher.appOwned(call, reply) { host, identity in try host.unregisterApp(appID, call.sender, identity) }
     }
 
-    public nonisolated func listApps(_ call: MethodCall, reply: TypedReply<[(String, [String: DBusValue])]>) {
-        answer(call, reply) { service in service.listApps() }
+    func listApps(_ call: MethodCall, reply: TypedReply<[(String, [String: DBusValue])]>) {
+        dispatcher.answer(call, reply) { host in host.listApps() }
     }
 
-    public nonisolated func reload(_ call: MethodCall, reply: TypedReply<Void>) {
-        spawn { service in
-            service.applyScan(await Self.scan(service.configuration.xdg))
+    func reload(_ call: MethodCall, reply: TypedReply<Void>) {
+        dispatcher.spawn { host in
+            host.applyScan(await HostService.scan(host.configuration.xdg))
             reply.succeed()
         }
     }
 
-    public nonisolated func openURL(_ call: MethodCall, url: String, options: [String: DBusValue], reply: TypedReply<String>) {
-        inOrder(call) { service in service.openURL(url, options, reply) }
+    func openURL(_ call: MethodCall, url: String, options: [String: DBusValue], reply: TypedReply<String>) {
+        dispatcher.inOrder(call) { host in host.openURL(url, options, reply) }
     }
+}
 
-    // MARK: Running handlers
-
-    /// Runs `body` on the connection's thread, isolated to this actor, in the
-    /// order its sender sent it: after any earlier call of the same sender
-    /// still waiting for a lookup (see `mustWait`).
-    nonisolated func inOrder(_ call: MethodCall, _ body: @escaping @Sendable (isolated HostService) -> Void) {
-        assumeIsolated { service in
-            if service.mustWait(call.sender) {
-                service.holdBack(call.sender) { body(service) }
-            } else {
-                body(service)
-            }
-        }
-    }
-
-    /// Runs `body` in a turn of its own (see `takeTurns`), in the order its
-    /// sender sent it: an app's burst of changes is served one call per turn,
-    /// and calls of other senders that arrive meanwhile — taps, reads, other
-    /// apps' changes — are dispatched between two turns instead of behind the burst.
-    nonisolated func inTurn(_ call: MethodCall, _ body: @escaping @Sendable (isolated HostService) -> Void) {
-        assumeIsolated { service in
-            if service.mustWait(call.sender) {
-                service.holdBack(call.sender) { body(service) }
-            } else {
-                service.takeTurns(call.sender) { body(service) }
-            }
-        }
-    }
-
-    /// Answers with what `body` returns, in order (see `inOrder`).
-    nonisolated func answer<T>(
-        _ call: MethodCall, _ reply: TypedReply<T>, _ body: @escaping @Sendable (isolated HostService) throws -> T
-    ) {
-        inOrder(call) { service in service.answerOnceStored(reply) { try body(service) } }
-    }
-
-    /// Answers a call of an app-owned method: `body` runs with the caller's
-    /// identity (looked up on the first such call of a connection, then cached).
-    nonisolated func appOwned<T>(
-        _ call: MethodCall, _ reply: TypedReply<T>, _ body: @escaping @Sendable (isolated HostService, CallerIdentity) throws -> T
-    ) {
-        inTurn(call) { service in
-            service.withCaller(call.sender, reply: reply) { service, identity, _ in try body(service, identity) }
-        }
-    }
-
-    /// An interface exported at many paths, built on first use and then shared.
-    func shared(_ cache: inout [ExportedInterface]?, _ make: () -> ExportedInterface) -> [ExportedInterface] {
-        if let cache { return cache }
-        let made = [make()]
-        cache = made
-        return made
-    }
-
+extension HostService {
     // MARK: The methods
 
     /// `RegisterApp`: needs the caller's identity and whether it owns the bus name `app_id`.
@@ -148,8 +99,7 @@ extension HostService: Host1Apps.Server {
         do {
             try ViewTree.checkURL(url, what: "url", limits: configuration.contentLimits)
             guard let scheme = URLParts.scheme(of: url) else { throw HostError.invalidArgument("url must be absolute") }
-            let token = try MethodOptions(OptionValue.dictionary(options), declared: MethodOptions.openURL, method: Host1Apps.Method.openURL.rawValue)
-                .string("activation_token")
+            let token = try OpenURLOptions(options, as: OptionValue.init).activationToken
             let xdg = configuration.xdg
             spawn { service in
                 // mimeapps.list is read off the connection's thread.

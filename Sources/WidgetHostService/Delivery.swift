@@ -136,25 +136,15 @@ extension Duration {
 
 /// Taps on their way to apps: options, the per-app limit, and `Tapped`.
 extension HostService {
-    /// Tap options: `surface` (s) and `activation_token` (s), read as given:
-    /// a tap converts nothing it does not use.
+    /// Tap options (`TapOptions`, declared in Widget.Tap's XML), read as
+    /// given: a tap converts nothing it does not use.
     nonisolated static func tapOptions(_ options: [String: DBusValue]) throws(HostError) -> (Surface, String?) {
         guard !options.isEmpty else { return (.desktop, nil) }
-        let declared = MethodOptions.tap
-        try MethodOptions.check(keys: options.keys, declared: declared, method: "Tap and Resolve")
-        func string(_ key: String) throws(HostError) -> String? {
-            guard let value = options[key]?.unwrapped else { return nil }
-            guard case .string(let s) = value else { throw MethodOptions.typeError(key, declared: declared, got: value.signature) }
-            return s
+        let parsed = try TapOptions(options, as: OptionValue.init)
+        guard let surface = Surface(rawValue: parsed.surface) else {
+            throw .invalidArgument("option 'surface' is '\(Validate.prefix(parsed.surface))'; use one of \(Surface.allowedList)")
         }
-        var surface = Surface.desktop
-        if let name = try string("surface") {
-            guard let parsed = Surface(rawValue: name) else {
-                throw .invalidArgument("option 'surface' is '\(Validate.prefix(name))'; use one of \(Surface.allowedList)")
-            }
-            surface = parsed
-        }
-        return (surface, try string("activation_token"))
+        return (surface, parsed.activationToken)
     }
 
     /// Answers a resolved tap: at once for Resolve, else after delivering it
@@ -195,34 +185,27 @@ extension HostService {
     }
 
     /// Sends a delivery unless its app already has `maxPendingDeliveriesPerApp`
-    /// waiting for an answer: a flood of taps for one app that does not keep
-    /// up is refused at once instead of piling up in the host.
+    /// waiting for an answer, or left one unanswered (``DeliveryGate``): a
+    /// flood of taps for one app that does not keep up is refused at once
+    /// instead of piling up in the host.
     func deliver(_ delivery: Delivery, completion: @escaping @Sendable (HostError?) -> Void) {
         // An outcome of `none` sends nothing, so no limit on sending applies to it.
         if case .none = delivery.outcome { return completion(nil) }
         let appID = delivery.appID
-        if !unresponsiveApps.isEmpty, let probing = unresponsiveApps[appID] {
-            if !probing { probe(appID, at: delivery.destination) }
-            return completion(
-                .activationFailed(
-                    "\(appID) left an earlier delivery unanswered past the delivery timeout (it may be stopped or busy), so this one was not sent — it will not reach the app late; try again once the app answers"))
+        switch deliveries.admit(appID) {
+        case .send: break
+        case .refuse(let error): return completion(error)
+        case .refuseAndProbe(let error):
+            probe(appID, at: delivery.destination)
+            return completion(error)
         }
         var delivery = delivery
         delivery.deadline = UnixTime.milliseconds(now.addingTimeInterval(configuration.deliveryTimeout.timeInterval))
-        let waiting = pendingDeliveries[appID, default: 0]
-        guard waiting < configuration.maxPendingDeliveriesPerApp else {
-            return completion(
-                .limitExceeded(
-                    "\(appID) has \(waiting) deliveries waiting for its answer, the most allowed (the limit max-pending-deliveries-per-app); try again once it answers"))
-        }
-        pendingDeliveries[appID] = waiting + 1
         // The answer arrives on the connection's thread, which is this actor's executor.
         let destination = delivery.destination
         delivery.perform(on: connection, timeout: configuration.deliveryTimeout) { [weak self] error, timedOut in
             self?.assumeIsolated { service in
-                let left = service.pendingDeliveries[appID, default: 1] - 1
-                service.pendingDeliveries[appID] = left > 0 ? left : nil
-                if timedOut && service.unresponsiveApps[appID] == nil { service.probe(appID, at: destination) }
+                if service.deliveries.ended(appID, timedOut: timedOut) { service.probe(appID, at: destination) }
             }
             completion(error)
         }
@@ -234,7 +217,6 @@ extension HostService {
     /// delivery is sent to it: what a stopped app would find waiting when it
     /// resumes are taps whose callers were told long ago that they failed.
     func probe(_ appID: String, at destination: String) {
-        unresponsiveApps[appID] = true
         do {
             let ping = try Message.methodCall(destination: destination, path: "/", interface: StandardInterfaces.peer, member: StandardInterfaces.ping)
             connection.send(ping, timeout: configuration.deliveryTimeout) { [weak self] result in
@@ -242,16 +224,16 @@ extension HostService {
                     switch result {
                     case .failure(let error as DBusError) where error.name == DBusError.noReplyName:
                         // Still silent: the next delivery asks again.
-                        service.unresponsiveApps[appID] = false
+                        service.deliveries.probeAnswered(appID, stillSilent: true)
                     default:
                         // It answered, or it is gone and the next delivery starts it anew.
-                        service.unresponsiveApps[appID] = nil
+                        service.deliveries.probeAnswered(appID, stillSilent: false)
                         service.logger.info("the app answers deliveries again", metadata: ["app": "\(appID)"])
                     }
                 }
             }
         } catch {
-            unresponsiveApps[appID] = nil
+            deliveries.probeAnswered(appID, stillSilent: false)
         }
     }
 }

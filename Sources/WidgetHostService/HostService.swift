@@ -4,44 +4,41 @@ import FoundationEssentials
 import Logging
 import ServiceLifecycle
 import WidgetHostCore
+import WidgetHostSystem
 
 /// How the host is configured (the daemon's options).
 public struct HostConfiguration: Sendable {
     public typealias LinkPolicy = WidgetHostCore.LinkPolicy
 
-    public var linkPolicy: LinkPolicy = .current
+    public var linkPolicy = HostDefaults.linkPolicy
     /// How long a delivery may wait for an app's answer.
-    public var deliveryTimeout: Duration = .seconds(25)
+    public var deliveryTimeout: Duration = .seconds(HostDefaults.deliveryTimeout)
     public var stateDirectory: String
     /// Where desktop entries and mimeapps.list are looked up.
     public var xdg: XDGDirectories
-    public var maxRegistrationsPerConnection = 256
+    public var maxRegistrationsPerConnection = HostDefaults.maxRegistrationsPerConnection
     /// Live Activities per app (activities not yet removed).
-    public var maxActivitiesPerApp = 64
+    public var maxActivitiesPerApp = HostDefaults.maxActivitiesPerApp
     /// Placed widgets per app.
-    public var maxWidgetsPerApp = 1000
+    public var maxWidgetsPerApp = HostDefaults.maxWidgetsPerApp
     /// Bytes of one widget's configuration, serialized.
-    public var maxConfigurationBytes = 65536
+    public var maxConfigurationBytes = HostDefaults.maxConfigurationBytes
     /// What one app's and all apps' objects may take on the bus.
     public var budgets = Footprint.Budgets()
     /// Deliveries one app may have waiting for its answer; more taps for it are refused at once.
-    public var maxPendingDeliveriesPerApp = 256
+    public var maxPendingDeliveriesPerApp = HostDefaults.maxPendingDeliveriesPerApp
     /// Live registrations of one sandboxed app's ids.
-    public var maxIDsPerSandboxedApp = AppRegistry.defaultMaxRegistrationsPerSandboxedApp
+    public var maxIDsPerSandboxedApp = HostDefaults.maxIDsPerSandboxedApp
     /// Bytes of JSON of all bundles, and of those of the apps one connection holds.
-    public var maxBundleBytes = WidgetStore.defaultMaxBundleBytes
-    public var maxBundleBytesPerConnection = WidgetStore.defaultMaxBundleBytesPerConnection
+    public var maxBundleBytes = HostDefaults.maxBundleBytes
+    public var maxBundleBytesPerConnection = HostDefaults.maxBundleBytesPerConnection
     /// `GetTimeline` calls under way to one app's provider at once; the rest wait their turn.
-    public var maxProviderCallsPerApp = Self.defaultMaxProviderCallsPerApp
-    public static let defaultMaxProviderCallsPerApp = 4
+    public var maxProviderCallsPerApp = HostDefaults.maxProviderCallsPerApp
     /// Entries of one array or dictionary in a call, counted while it is read.
-    public var maxDictionaryEntries = Self.defaultMaxDictionaryEntries
-    public static let defaultMaxDictionaryEntries = 4096
+    public var maxDictionaryEntries = HostDefaults.maxDictEntries
     /// Bytes of one `a{sv}` in a call (its keys and values, nested ones
-    /// included), weighed while it is read: twice the largest the host keeps, a
-    /// widget's configuration.
-    public var maxDictionaryBytes = Self.defaultMaxDictionaryBytes
-    public static let defaultMaxDictionaryBytes = 131_072
+    /// included), weighed while it is read.
+    public var maxDictionaryBytes = HostDefaults.maxDictBytes
     /// Size, depth, element count and URL length of every view tree (content, activities, timelines).
     public var contentLimits = ViewTreeLimits() {
         didSet { timelines.contentLimits = contentLimits }
@@ -49,7 +46,7 @@ public struct HostConfiguration: Sendable {
     /// The clock the model's dates come from (Live Activity lifecycles, timelines).
     public var clock: any WallClock = SystemWallClock()
     /// How long a provider call (`GetTimeline`, `ProvideOptions`) may take.
-    public var providerTimeout: Duration = .seconds(25)
+    public var providerTimeout: Duration = .seconds(HostDefaults.providerTimeout)
     /// The timeline engine's budget, pacing and retry settings.
     public var timelines = TimelineOptions()
 
@@ -62,24 +59,11 @@ public struct HostConfiguration: Sendable {
     }
 }
 
-/// The host's timers: one per concern, never one per item.
-enum HostTimer: CaseIterable, Sendable {
-    /// The next Live Activity deadline (stale, end, removal); see `rearmActivityTimer()`.
-    case activities
-    /// The timeline engine's next deadline; see `rearmTimelineTimer()`.
-    case timelines
-    /// Writing what the state directory refused, again (see StateService.swift).
-    case storage
-    /// Answering the callers of a write the disk has not taken within the
-    /// delivery timeout (see `answerSlowWrites()`).
-    case slowWrites
-}
-
 /// The host's state and its D-Bus face, and `widget-hostd` as a ServiceLifecycle
 /// service: ``run()`` serves the objects, owns the name and serves the bus until
 /// a graceful shutdown (it returns) or the bus is lost (it throws). Runs on the
 /// connection's thread (the actor's executor), so every change of a sender
-/// happens in the order it sent the messages that caused it (see `takeTurns`).
+/// happens in the order it sent the messages that caused it (see `senders`).
 public actor HostService: Service, CustomStringConvertible {
     public nonisolated var description: String { "widget-hostd on \(bus)" }
     public let connection: Connection
@@ -91,61 +75,30 @@ public actor HostService: Service, CustomStringConvertible {
     var widgets = WidgetStore()
     /// What each app's objects take on the bus, against the budgets (see FootprintService.swift).
     var footprint: Footprint
-    /// Built on first use; see `widgetInterfaces()`.
-    var sharedWidgetInterfaces: [ExportedInterface]?
     var activities: LiveActivityStore
-    var sharedActivityInterfaces: [ExportedInterface]?
+    /// The interfaces every widget and Live Activity object shares, built on first use.
+    lazy var objectInterfaces = ObjectInterfaces(Dispatcher(host: self))
     /// The last `LiveActivities.Order` announced, to emit PropertiesChanged only on change.
     var announcedOrder: [String] = []
     var timelines: TimelineEngine
     /// `GetTimeline` calls under way to each app's provider, and those waiting (`maxProviderCallsPerApp`).
     var providerCalls: TurnLimiter<String, TimelineFetch>
-    /// Deliveries waiting for each app's answer (`maxPendingDeliveriesPerApp`).
-    var pendingDeliveries: [String: Int] = [:]
-    /// Apps that left a delivery unanswered past the timeout, each with
-    /// whether a probe of it is under way: nothing is delivered to them until
-    /// they answer one (see `probe(_:at:)`).
-    var unresponsiveApps: [String: Bool] = [:]
-    /// Writes the state directory off this thread; nil until `start()` opened it.
-    var journal: JournalWriter?
-    /// The state directory, for messages.
-    var statePath = ""
-    /// The files lag behind the model (a write the host keeps was refused, or
-    /// opening could not write a snapshot): the next write is the whole state.
-    var filesBehind = false
-    /// Writes queued for the journal writer and not yet reported, oldest first.
-    var pendingWrites: [PendingWrite] = []
-    /// A compaction is queued and not yet reported.
-    var compactionQueued = false
-    /// PropertiesChanged held back while writes wait for the disk: object
-    /// path → interface → property names, announced when the writer reports.
-    var heldAnnouncements: [String: [String: [String]]] = [:]
-    /// Since when the state directory refuses writes; nil while it takes them.
-    var storageFailingSince: Date?
-    /// How long the next retry waits; doubles up to a minute while writes fail.
-    var storageRetryDelay: TimeInterval = 1
-    /// No compaction is tried before this, after one failed.
-    var nextCompactionAttempt: Date?
-    /// Each timer's wall-clock deadline: `arm(_:at:)` sets them, `run()` fires them.
-    var deadlines: [HostTimer: Date] = [:]
-    /// The timer loop waiting for a deadline to change; `arm(_:at:)` resumes it.
-    private var deadlineChange: CheckedContinuation<Void, Never>?
-    /// Counts deadline changes, so a change made before the loop waits is not missed.
-    private var deadlineChanges = 0
+    /// Deliveries waiting for each app's answer (`maxPendingDeliveriesPerApp`),
+    /// and the apps that left one unanswered (see Delivery.swift).
+    var deliveries: DeliveryGate
+    /// The state directory: its journal, the writes not yet on disk and their callers (see Storage.swift).
+    var storage = Storage()
+    /// Each timer's wall-clock deadline: `arm(_:at:)` sets them, `run()` fires them (see Timers.swift).
+    var timers = Deadlines()
     /// Work a handler starts that outlives its call; `run()` runs each as its child.
     private let jobs = AsyncStream<Job>.makeStream()
     /// Name owners changing on the bus, watched from `start()` on; `run()` reads them.
     private var ownerChanges: AsyncStream<NameOwnerChange>?
-    /// Each connection's identity once looked up (see IdentityService.swift).
-    var identities: [String: Result<CallerIdentity, HostError>] = [:]
-    /// Connections with calls waiting for a lookup (``withCaller``), and how many.
-    var lookingUp: [String: Int] = [:]
-    /// Those of them that left the bus meanwhile: their lookups store nothing.
-    var leftWhileLookingUp: Set<String> = []
-    /// Calls waiting behind an earlier call of the same sender that waits for a lookup.
-    var held: [String: [() -> Void]] = [:]
-    /// Each sender's calls waiting for their turn (see `takeTurns`).
-    var turns: [String: [() -> Void]] = [:]
+    /// Each sender's calls in the order it sent them, and each connection's
+    /// identity once looked up (see IdentityService.swift).
+    lazy var senders = SenderLines<String, Result<CallerIdentity, HostError>> { [unowned self] sender in
+        self.scheduleTurn(of: sender)
+    }
 
     public nonisolated var unownedExecutor: UnownedSerialExecutor {
         connection.executor.asUnownedSerialExecutor()
@@ -177,6 +130,7 @@ public actor HostService: Service, CustomStringConvertible {
         self.timelines = TimelineEngine(options: configuration.timelines)
         self.footprint = Footprint(budgets: configuration.budgets)
         self.providerCalls = TurnLimiter(limit: configuration.maxProviderCallsPerApp)
+        self.deliveries = DeliveryGate(maxPendingPerApp: configuration.maxPendingDeliveriesPerApp)
         // The host takes no descriptors (every call carrying some is refused),
         // so those in messages not yet dispatched are kept few: a flood of them
         // cannot fill its descriptor table.
@@ -212,6 +166,8 @@ public actor HostService: Service, CustomStringConvertible {
         logger.info(
             "widget-hostd ready",
             metadata: ["bus": "\(bus)", "name": "\(Host1Apps.busName)", "unique": "\(connection.uniqueName ?? "?")"])
+        // Once the bus is gone no handler can start work: the loop below ends.
+        connection.onDisconnect { [jobs] in jobs.continuation.finish() }
         await withTaskCancellationHandler {
             await withDiscardingTaskGroup { group in
                 group.addTask { await self.watchConnections() }
@@ -221,10 +177,6 @@ public actor HostService: Service, CustomStringConvertible {
                     guard (try? await gracefulShutdown()) != nil else { return }
                     try? await connection.releaseName(Host1Apps.busName)
                     connection.close()
-                }
-                group.addTask { [connection, jobs] in
-                    await connection.waitUntilDisconnected()
-                    jobs.continuation.finish()
                 }
                 for await job in jobs.stream { group.addTask { await job(self) } }
                 group.cancelAll()
@@ -255,7 +207,11 @@ public actor HostService: Service, CustomStringConvertible {
         // What fell due while the host was not running.
         activityDeadlinePassed()
         timelineDeadlinePassed()
-        let root = [Host1Apps.exported(self), Host1Widgets.exported(self), Host1LiveActivities.exported(self)]
+        let dispatcher = Dispatcher(host: self)
+        let root = [
+            Host1Apps.exported(AppsServer(dispatcher: dispatcher)), Host1Widgets.exported(WidgetsServer(dispatcher: dispatcher)),
+            Host1LiveActivities.exported(LiveActivitiesServer(dispatcher: dispatcher)),
+        ]
         try connection.export(root, at: Host1Apps.objectPath)
         logger.info("serving \(Host1Apps.objectPath)", metadata: ["interfaces": "\(root.map(\.description.name))"])
     }
@@ -275,79 +231,14 @@ public actor HostService: Service, CustomStringConvertible {
         jobs.continuation.yield(job)
     }
 
-    // MARK: Timers
-
-    /// Arms `timer` for a wall-clock `deadline`, or disarms it with `nil`.
-    func arm(_ timer: HostTimer, at deadline: Date?) {
-        guard deadlines[timer] != deadline else { return }
-        deadlines[timer] = deadline
-        deadlineChanges += 1
-        deadlineChange?.resume()
-        deadlineChange = nil
-    }
-
-    /// Fires each timer whose deadline passed, then sleeps until the next
-    /// deadline or until one changes.
-    private func serveTimers() async {
-        while !Task.isCancelled {
-            let now = self.now
-            for timer in HostTimer.allCases {
-                guard let deadline = deadlines[timer], deadline <= now else { continue }
-                deadlines[timer] = nil
-                fire(timer)
-            }
-            let next = deadlines.values.min()
-            let seen = deadlineChanges
-            await withTaskGroup(of: Void.self) { group in
-                if let next {
-                    // Deadlines are wall-clock times: waking at least once a minute
-                    // notices a clock set forward or a machine that slept.
-                    let wait = min(max(0, next.timeIntervalSince(now)), 60)
-                    group.addTask { try? await Task.sleep(for: .milliseconds(Int(wait * 1000) + 1), tolerance: .milliseconds(20)) }
-                }
-                group.addTask { await self.untilDeadlineChanges(since: seen) }
-                await group.next()
-                group.cancelAll()
-            }
-        }
-    }
-
-    private func fire(_ timer: HostTimer) {
-        switch timer {
-        case .activities: activityDeadlinePassed()
-        case .timelines: timelineDeadlinePassed()
-        case .storage: retryStorage()
-        case .slowWrites: answerSlowWrites()
-        }
-    }
-
-    /// Returns once a deadline changed after the loop saw `seen` changes, or the
-    /// calling task is cancelled. The wait starts on this actor after handlers
-    /// may have armed timers meanwhile: those changes end it at once.
-    private func untilDeadlineChanges(since seen: Int) async {
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
-                if Task.isCancelled || deadlineChanges != seen { continuation.resume() } else { deadlineChange = continuation }
-            }
-        } onCancel: { [connection] in
-            // The handler may run on any thread; the continuation belongs to this actor.
-            connection.async {
-                self.assumeIsolated { service in
-                    service.deadlineChange?.resume()
-                    service.deadlineChange = nil
-                }
-            }
-        }
-    }
-
     private func stop() async {
         // A clean stop writes what is queued, then one snapshot and an empty
         // journal, so the next start reads less.
-        if let journal {
+        if let journal = storage.journal {
             journal.compact(durableImage())
             await journal.finish()
             // Its reports hold this service: let both go.
-            self.journal = nil
+            storage.journal = nil
         }
         ownerChanges = nil
         jobs.continuation.finish()
@@ -356,7 +247,8 @@ public actor HostService: Service, CustomStringConvertible {
     }
 
     func connectionClosed(_ owner: String) {
-        forgetCaller(owner)
+        // What was known of it goes, and a lookup of it still under way stores nothing.
+        senders.forget(owner)
         let ended = registry.connectionClosed(owner)
         for appID in ended {
             logger.info("registration ended with its connection", metadata: ["app": "\(appID)", "owner": "\(owner)"])

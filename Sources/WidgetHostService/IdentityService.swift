@@ -1,61 +1,23 @@
 import DBus
 import Dispatch
 import WidgetHostCore
-
-#if canImport(Glibc)
-import Glibc
-#endif
+import WidgetHostSystem
 
 /// Who is calling (README, "Identity"): each connection's sandbox identity,
 /// read from the kernel once — on its first app-owned call, never on a tap —
 /// and cached until the connection leaves the bus.
 ///
 /// A lookup needs the bus (`GetConnectionCredentials`) and the disk (`/proc`),
-/// so it never runs on the connection's thread; while it runs, the caller's
-/// later calls wait behind it (``mustWait(_:)``), so one sender's calls still
-/// take effect in the order it sent them. Other senders are not held up.
+/// so it never runs on the connection's thread; while it runs, it holds its
+/// caller (``SenderLines/hold(_:)``): the caller's later calls wait behind it,
+/// so one sender's calls still take effect in the order it sent them. Other
+/// senders are not held up.
 extension HostService {
-    /// Whether an earlier call of `sender` waits for a lookup, so that a new
-    /// one must wait behind it (``holdBack(_:_:)``). One check of an empty
-    /// dictionary on the tap path when nobody waits.
-    func mustWait(_ sender: String) -> Bool {
-        (!held.isEmpty && held[sender] != nil) || (!turns.isEmpty && turns[sender] != nil)
-    }
-
-    /// Queues `body` behind the sender's waiting turns; the first one starts
-    /// the sender's line of turns. Each turn is a job of the connection's
-    /// thread that runs one call, then queues the next turn: between two
-    /// jobs the thread reads and dispatches what arrived, so one sender's
-    /// burst never holds up the others.
-    func takeTurns(_ sender: String, _ body: @escaping () -> Void) {
-        if turns[sender] != nil { return turns[sender]!.append(body) }
-        turns[sender] = [body]
-        nextTurn(sender)
-    }
-
-    private func nextTurn(_ sender: String) {
-        connection.async {
-            self.assumeIsolated { service in
-                guard var line = service.turns[sender], !line.isEmpty else { return }
-                let body = line.removeFirst()
-                service.turns[sender] = line.isEmpty ? nil : line
-                body()
-                guard let rest = service.turns[sender] else { return }
-                if service.held[sender] != nil {
-                    // It waits for its caller's identity now: the rest wait behind it.
-                    service.turns[sender] = nil
-                    service.held[sender]!.append(contentsOf: rest)
-                } else {
-                    service.nextTurn(sender)
-                }
-            }
-        }
-    }
-
-    /// Queues `body` to run after the calls of `sender` that wait already.
-    func holdBack(_ sender: String, _ body: @escaping () -> Void) {
-        if turns[sender] != nil { return turns[sender]!.append(body) }
-        held[sender, default: []].append(body)
+    /// The job of the connection's thread that runs `sender`'s next turn
+    /// (``SenderLines/turn(of:)``): between two jobs the thread reads and
+    /// dispatches what arrived, so one sender's burst never holds up the others.
+    nonisolated func scheduleTurn(of sender: String) {
+        connection.async { self.assumeIsolated { $0.senders.turn(of: sender) } }
     }
 
     /// Runs `body` with the caller's identity — and, when `name` is given, the
@@ -65,18 +27,17 @@ extension HostService {
         _ sender: String, nameOwnerOf name: String? = nil, reply: TypedReply<T>,
         _ body: @escaping @Sendable (isolated HostService, CallerIdentity, String?) throws -> T
     ) {
-        if name == nil, let known = identities[sender] {
+        if name == nil, let known = senders.known(sender) {
             return answerOnceStored(reply) { try body(self, try known.get(), nil) }
         }
-        if held[sender] == nil { held[sender] = [] }
-        lookingUp[sender, default: 0] += 1
+        senders.hold(sender)
         spawn { service in
             do {
                 let identity = try await service.identity(of: sender)
                 let owner: String? = if let name { try await service.connection.nameOwner(name) } else { nil }
                 // What a connection that left meanwhile would leave behind — a
                 // registration, say — would outlive it for good: nothing is stored.
-                if service.leftWhileLookingUp.contains(sender) {
+                if service.senders.hasLeft(sender) {
                     reply.fail(HostError.accessDenied("the calling connection left the bus before its call took effect; nothing was stored"))
                 } else {
                     service.answerOnceStored(reply) { try body(service, identity, owner) }
@@ -84,77 +45,22 @@ extension HostService {
             } catch {
                 reply.fail(error)
             }
-            service.lookupEnded(sender)
-            service.releaseHeld(sender)
-        }
-    }
-
-    /// One lookup of `sender` is over; once none is left, whether it left the
-    /// bus meanwhile is forgotten (its later calls find the bus says so).
-    private func lookupEnded(_ sender: String) {
-        guard let count = lookingUp[sender], count > 1 else {
-            lookingUp[sender] = nil
-            leftWhileLookingUp.remove(sender)
-            return
-        }
-        lookingUp[sender] = count - 1
-    }
-
-    /// Runs the calls of `sender` that waited, in order, until one of them waits again.
-    private func releaseHeld(_ sender: String) {
-        guard var queue = held.removeValue(forKey: sender) else { return }
-        while !queue.isEmpty {
-            queue.removeFirst()()
-            if held[sender] != nil {
-                held[sender]!.append(contentsOf: queue)
-                return
-            }
+            service.senders.release(sender)
         }
     }
 
     /// The identity of `sender`'s process, from the cache or the kernel.
     private func identity(of sender: String) async throws -> CallerIdentity {
-        if let known = identities[sender] { return try known.get() }
+        if let known = senders.known(sender) { return try known.get() }
         let credentials = try await connection.credentials(of: sender)
         let result: Result<CallerIdentity, HostError> = await withCheckedContinuation { continuation in
             DispatchQueue.global(qos: .userInitiated).async {
-                continuation.resume(returning: Self.readIdentity(credentials))
+                continuation.resume(returning: CallerIdentity.read(credentials))
             }
         }
         // Cached only while the connection is still on the bus (see connectionClosed).
-        if !leftWhileLookingUp.contains(sender) { identities[sender] = result }
+        senders.remember(result, for: sender)
         logger.debug("caller identity", metadata: ["sender": "\(sender)", "identity": "\(result)"])
         return try result.get()
-    }
-
-    /// Reads a process's sandbox identity. Blocking: runs off the bus thread.
-    ///
-    /// With `ProcessFD` (a pidfd, offered by newer buses) the answer is checked
-    /// against the process itself: a PID alone may be reused by another process
-    /// once the caller exits, between the bus answering and `/proc/<pid>` being
-    /// read, so a caller that exits at the right moment could be mistaken for
-    /// whatever process gets its PID next. If the pidfd's process is still alive
-    /// after the read, the files read were its own. Without one (dbus-daemon
-    /// before 1.15), the PID is all the bus offers, as for xdg-desktop-portal.
-    nonisolated static func readIdentity(_ credentials: Credentials) -> Result<CallerIdentity, HostError> {
-        defer { if let fd = credentials.processFD { Glibc.close(fd) } }
-        // No PID: not a local Unix-socket peer, which no sandbox can be.
-        guard let pid = credentials.processID else { return .success(.unsandboxed) }
-        let result = Result { () throws(HostError) in try CallerIdentity.read(pid: Int32(bitPattern: pid)) }
-        if let fd = credentials.processFD {
-            var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            // A pidfd polls readable once its process has exited.
-            if poll(&entry, 1, 0) != 0 {
-                return .failure(.accessDenied("the caller's process exited while its identity was read; call again from a live process"))
-            }
-        }
-        return result
-    }
-
-    /// Forgets what was known of a connection that left the bus; a lookup of
-    /// it still under way will store nothing.
-    func forgetCaller(_ sender: String) {
-        identities[sender] = nil
-        if lookingUp[sender] != nil { leftWhileLookingUp.insert(sender) }
     }
 }

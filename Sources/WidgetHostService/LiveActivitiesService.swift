@@ -6,20 +6,24 @@ import WidgetHostCore
 /// `org.widgethost.Host1.LiveActivities` and the Live Activities behind it
 /// (docs/live-activities.md): the model's `LiveActivityStore` on the bus, its
 /// deadlines on one timer of the connection's thread.
-extension HostService: Host1LiveActivities.Server {
-    public nonisolated func startActivity(
+struct LiveActivitiesServer: Host1LiveActivities.Server {
+    let dispatcher: Dispatcher
+
+    func startActivity(
         _ call: MethodCall, appID: String, attributesType: String, contentJSON: String, options: [String: DBusValue],
         reply: TypedReply<String>
     ) {
-        appOwned(call, reply) { service, identity in
-            try service.startActivity(appID, attributesType, contentJSON, options, call.sender, identity)
+        dispatcher.appOwned(call, reply) { host, identity in
+            try host.startActivity(appID, attributesType, contentJSON, options, call.sender, identity)
         }
     }
 
-    public nonisolated func properties(at path: String) -> Host1LiveActivities.Properties {
-        Host1LiveActivities.Properties(order: assumeIsolated { $0.currentOrder() }.map { Host1LiveActivity.objectPath($0) })
+    func properties(at path: String) -> Host1LiveActivities.Properties {
+        Host1LiveActivities.Properties(order: dispatcher.read { $0.currentOrder() }.map { Host1LiveActivity.objectPath($0) })
     }
+}
 
+extension HostService {
     var now: Date { configuration.clock.now() }
 
     func currentOrder() -> [String] { activities.ordered(now: now) }
@@ -49,7 +53,7 @@ extension HostService: Host1LiveActivities.Server {
             try $0.start(
                 appID: appID, attributesType: attributesType, contentJSON: contentJSON, options: OptionValue.dictionary(options), now: now)
         } records: { [.activity(StoredActivity($0))] }
-        try connection.export(activityInterfaces(), at: Host1LiveActivity.objectPath(activity.id))
+        try connection.export(objectInterfaces.activity, at: Host1LiveActivity.objectPath(activity.id))
         logger.info(
             "Live Activity started", metadata: ["activity": "\(activity.id)", "app": "\(appID)", "type": "\(activity.attributesType)"])
         activitiesChanged()
@@ -61,7 +65,7 @@ extension HostService: Host1LiveActivities.Server {
     /// judged against a state renderers were not told about, and a dismissed
     /// activity is gone even if the timer has not fired yet.
     func existingActivity(_ id: String) throws -> LiveActivity {
-        if let due = deadlines[.activities], due <= now { activityDeadlinePassed() }
+        if let due = timers.deadline(.activities), due <= now { activityDeadlinePassed() }
         guard let activity = activities.activity(id) else {
             throw DBusError(name: DBusError.unknownObjectName, message: "No Live Activity \(id); it ended and was dismissed, or never existed")
         }

@@ -2,6 +2,7 @@ import DBus
 import Dispatch
 import FoundationEssentials
 import WidgetHostCore
+import WidgetHostSystem
 
 /// Durable state (`--state-dir`): every change the host acknowledges is
 /// journalled, and synced, before the reply goes out — by the journal writer,
@@ -40,11 +41,11 @@ extension HostService {
         widgets.reserveNumbers(upTo: durable.nextWidgetNumber)
         activities.reserveNumbers(upTo: durable.nextActivityNumber)
         // Nobody can be watching before the name is owned: nothing is announced.
-        try connection.export(widgetInterfaces(), at: restored)
+        try connection.export(objectInterfaces.widget, at: restored)
         for stored in durable.activities.values {
             do {
                 try activities.restore(stored, nextNumber: durable.nextActivityNumber, now: now)
-                try connection.export(activityInterfaces(), at: Host1LiveActivity.objectPath(stored.id), announce: false)
+                try connection.export(objectInterfaces.activity, at: Host1LiveActivity.objectPath(stored.id), announce: false)
             } catch {
                 logger.warning("stored Live Activity \(stored.id) skipped: \(error)")
             }
@@ -63,11 +64,10 @@ extension HostService {
         // What was stored is served even when it passes budgets lowered since.
         for id in widgets.widgets.keys { chargeWidget(id) }
         for id in durable.activities.keys { chargeActivity(id) }
-        statePath = directory.path
-        filesBehind = directory.needsSnapshot
-        journal = JournalWriter(directory) { [connection] report in
+        let journal = JournalWriter(directory) { [connection] report in
             connection.async { self.assumeIsolated { $0.journalReported(report) } }
         }
+        storage = Storage(journal: journal, path: directory.path, filesBehind: directory.needsSnapshot)
         // Opening may have left the files behind the model (a snapshot it could not write).
         armStorageRetry()
         logger.info(
@@ -94,16 +94,17 @@ extension HostService {
     /// - Throws: `InvalidArgument` for a value that cannot be stored (it is
     ///   encoded here, so that nothing is queued): the caller's input.
     func persist(_ records: [StateRecord], activitiesBefore: LiveActivityStore? = nil, keep: Bool = false) throws {
-        guard let journal, !records.isEmpty else { return }
+        guard let journal = storage.journal, !records.isEmpty else { return }
         let lines: [String]
         do {
-            lines = try records.map(StateDirectory.line)
+            lines = try records.map(StateFile.line)
         } catch {
             throw HostError.invalidArgument("the change cannot be stored (\(error)); nothing was changed — send only finite numbers and valid strings")
         }
         let priors = keep ? nil : records.flatMap { prior(of: $0, activities: activitiesBefore ?? activities) }
         let number: UInt64
-        if filesBehind {
+        let whole = storage.filesBehind
+        if whole {
             // The files lag behind the model: write it whole, with this change.
             var image = durableImage()
             for record in records { image.apply(record) }
@@ -111,14 +112,12 @@ extension HostService {
         } else {
             number = journal.append(lines)
         }
-        pendingWrites.append(PendingWrite(number: number, priors: priors, isSnapshot: filesBehind, queuedAt: now))
-        if pendingWrites.count == 1 { armSlowWrites() }
+        if storage.queued(PendingWrite(number: number, priors: priors, isSnapshot: whole, queuedAt: now)) { armSlowWrites() }
     }
 
     /// Arms the timer for the oldest write with callers still waiting.
     func armSlowWrites() {
-        let oldest = pendingWrites.first { !$0.waiters.isEmpty }?.queuedAt ?? pendingWrites.first?.queuedAt
-        arm(.slowWrites, at: oldest.map { $0.addingTimeInterval(configuration.deliveryTimeout.timeInterval) })
+        arm(.slowWrites, at: storage.oldestWaiting.map { $0.addingTimeInterval(configuration.deliveryTimeout.timeInterval) })
     }
 
     /// A write the disk has not taken within the delivery timeout — a frozen
@@ -128,11 +127,8 @@ extension HostService {
     /// changed is announced. Taps and reads never wait on a write.
     func answerSlowWrites() {
         let due = now.addingTimeInterval(-configuration.deliveryTimeout.timeInterval)
-        var answered: [(HostError?) -> Void] = []
-        for index in pendingWrites.indices where pendingWrites[index].queuedAt <= due {
-            answered += pendingWrites[index].waiters
-            pendingWrites[index].waiters = []
-        }
+        let answered = storage.takeWaiters(queuedBy: due)
+        let statePath = storage.path
         if !answered.isEmpty {
             let count = answered.count
             logger.error(
@@ -144,8 +140,8 @@ extension HostService {
                 "the state directory \(statePath) has not taken the change within \(configuration.deliveryTimeout.seconds) s (its disk may be frozen, failing or very slow); it may still be stored — read the object back to see, and check that disk")
             for waiter in answered { waiter(failure) }
         }
-        let next = pendingWrites.first { !$0.waiters.isEmpty && $0.queuedAt > due }
-        arm(.slowWrites, at: next.map { $0.queuedAt.addingTimeInterval(configuration.deliveryTimeout.timeInterval) })
+        let next = storage.oldestWaiting(after: due)
+        arm(.slowWrites, at: next.map { $0.addingTimeInterval(configuration.deliveryTimeout.timeInterval) })
     }
 
     /// `persist` for a change the host keeps whatever the disk says (timers,
@@ -164,21 +160,19 @@ extension HostService {
     /// refuses them. Nothing is acknowledged before it is on disk.
     func answerOnceStored<T>(_ reply: TypedReply<T>, _ body: () throws -> T) {
         // Reports arrive between handlers, never during one: a new last write is this call's.
-        let mark = pendingWrites.last?.number
+        let mark = storage.lastWrite
         let result = Result { try body() }
-        guard pendingWrites.last?.number != mark else { return reply.send(result) }
-        pendingWrites[pendingWrites.count - 1].waiters.append { refused in
+        guard storage.lastWrite != mark else { return reply.send(result) }
+        storage.waitForLastWrite { refused in
             if let refused { reply.fail(refused) } else { reply.send(result) }
         }
     }
 
     /// What the journal writer reports, on this actor, in order.
-    func journalReported(_ report: JournalWriter.Report) {
+    func journalReported(_ report: JournalReport) {
         switch report {
         case .written(let through, let wantsCompaction):
-            let done = pendingWrites.prefix { $0.number <= through }
-            pendingWrites.removeFirst(done.count)
-            if done.contains(where: \.isSnapshot) { filesBehind = false }
+            let done = storage.written(through: through)
             storageWorks()
             announceHeld()
             for write in done { for waiter in write.waiters { waiter(nil) } }
@@ -190,32 +184,32 @@ extension HostService {
             // put the model back as the files hold it, newest first, then answer.
             // The refused writes count as pending until all are put back, so what the
             // put-backs change joins the held announcements: one signal per object.
-            let refused = pendingWrites
-            compactionQueued = false
+            let refused = storage.pendingWrites
+            storage.compactionQueued = false
             for write in refused.reversed() {
                 guard let priors = write.priors else {
-                    filesBehind = true
+                    storage.filesBehind = true
                     continue
                 }
                 for prior in priors.reversed() { putBack(prior) }
             }
-            pendingWrites.removeFirst(refused.count)
-            if behind { filesBehind = true }
+            storage.pendingWrites.removeFirst(refused.count)
+            if behind { storage.filesBehind = true }
             activitiesChanged()
             announceHeld()
-            journal?.resume()
+            storage.journal?.resume()
             armStorageRetry()
             let failure = HostError(
                 .storageFailed,
-                "the state directory \(statePath) cannot take the change (\(error)); nothing was changed and everything else goes on working — free space on that disk or make the directory writable, then send it again")
+                "the state directory \(storage.path) cannot take the change (\(error)); nothing was changed and everything else goes on working — free space on that disk or make the directory writable, then send it again")
             for write in refused { for waiter in write.waiters { waiter(failure) } }
             armSlowWrites()
         case .compacted:
-            compactionQueued = false
-            nextCompactionAttempt = nil
+            storage.compactionQueued = false
+            storage.nextCompactionAttempt = nil
         case .compactionFailed(let error):
-            compactionQueued = false
-            nextCompactionAttempt = now.addingTimeInterval(60)
+            storage.compactionQueued = false
+            storage.nextCompactionAttempt = now.addingTimeInterval(60)
             logger.warning("cannot compact the state directory (\(error)); the journal keeps every change, trying again in a minute")
         }
     }
@@ -226,25 +220,17 @@ extension HostService {
     /// object costs one signal per sync instead of one per write, and the
     /// signals of a batch go out just before its callers' replies.
     func propertiesChanged(_ path: String, _ interface: String, _ names: [String]) {
-        guard !pendingWrites.isEmpty else {
+        guard storage.hold(path, interface, names) else {
             try? connection.emitPropertiesChanged(path: path, interface: interface, properties: names)
             return
         }
-        var held = heldAnnouncements[path, default: [:]][interface, default: []]
-        for name in names where !held.contains(name) { held.append(name) }
-        heldAnnouncements[path, default: [:]][interface] = held
     }
 
     /// Emits what ``propertiesChanged(_:_:_:)`` held back; an object gone
     /// meanwhile is skipped (its InterfacesRemoved said so).
     func announceHeld() {
-        guard !heldAnnouncements.isEmpty else { return }
-        let held = heldAnnouncements
-        heldAnnouncements = [:]
-        for (path, interfaces) in held.sorted(by: { $0.key < $1.key }) {
-            for (interface, names) in interfaces.sorted(by: { $0.key < $1.key }) {
-                try? connection.emitPropertiesChanged(path: path, interface: interface, properties: names)
-            }
+        for (path, interface, names) in storage.takeHeld() {
+            try? connection.emitPropertiesChanged(path: path, interface: interface, properties: names)
         }
     }
 
@@ -252,42 +238,42 @@ extension HostService {
     /// reading time: the journal already holds every change, so a failure is
     /// logged and tried again later, never a failed call.
     func compactSoon() {
-        guard let journal, !compactionQueued, !filesBehind, nextCompactionAttempt.map({ $0 <= now }) ?? true else { return }
-        compactionQueued = true
+        guard let journal = storage.journal, storage.mayCompact(now: now) else { return }
+        storage.compactionQueued = true
         journal.compact(durableImage())
     }
 
     /// Logs the first failure of an outage.
     func storageFailed(_ error: any Error) {
-        guard storageFailingSince == nil else { return }
-        storageFailingSince = now
+        guard storage.failingSince == nil else { return }
+        storage.failingSince = now
         logger.error(
             "the state directory refuses writes (\(error)); changes are refused with StorageFailed, everything else goes on working")
     }
 
     /// A write went through: the outage, if any, is over.
     func storageWorks() {
-        guard let since = storageFailingSince else { return }
-        storageFailingSince = nil
-        storageRetryDelay = 1
+        guard let since = storage.failingSince else { return }
+        storage.failingSince = nil
+        storage.retryDelay = 1
         logger.notice("the state directory takes writes again", metadata: ["after": "\(Int(now.timeIntervalSince(since))) s"])
-        if !filesBehind { arm(.storage, at: nil) }
+        if !storage.filesBehind { arm(.storage, at: nil) }
     }
 
     /// Retries, with a growing delay, while the files lag behind the model.
     func armStorageRetry() {
-        guard filesBehind else { return }
-        arm(.storage, at: now.addingTimeInterval(storageRetryDelay))
-        storageRetryDelay = min(storageRetryDelay * 2, 60)
+        guard storage.filesBehind else { return }
+        arm(.storage, at: now.addingTimeInterval(storage.retryDelay))
+        storage.retryDelay = min(storage.retryDelay * 2, 60)
     }
 
     /// Writes the whole state once the directory takes it again; a failure
     /// arms the next try (``journalReported(_:)``).
     func retryStorage() {
         arm(.storage, at: nil)
-        guard let journal, filesBehind else { return }
+        guard let journal = storage.journal, storage.filesBehind else { return }
         let number = journal.writeSnapshot(durableImage())
-        pendingWrites.append(PendingWrite(number: number, priors: nil, isSnapshot: true, queuedAt: now))
+        _ = storage.queued(PendingWrite(number: number, priors: nil, isSnapshot: true, queuedAt: now))
     }
 
     // MARK: Putting changes back
@@ -318,7 +304,7 @@ extension HostService {
             case (nil, nil):
                 break
             case (nil, .some):
-                try? connection.export(widgetInterfaces(), at: path)
+                try? connection.export(objectInterfaces.widget, at: path)
                 chargeWidget(id)
                 widgetPlaced(id)
             case (.some, nil):
@@ -339,7 +325,7 @@ extension HostService {
             case (nil, nil):
                 break
             case (nil, .some):
-                try? connection.export(activityInterfaces(), at: path)
+                try? connection.export(objectInterfaces.activity, at: path)
                 chargeActivity(id)
             case (.some, nil):
                 connection.unexport(path)
@@ -369,26 +355,4 @@ extension HostService {
         }
         return image
     }
-}
-
-/// A write queued for the journal writer and not yet reported on disk.
-struct PendingWrite {
-    /// What an object was before a change, to put it back.
-    enum Prior {
-        case bundle(String, WidgetBundle?)
-        case widget(String, PlacedWidget?)
-        case activity(String, LiveActivity?)
-    }
-
-    /// The writer's number for it.
-    let number: UInt64
-    /// What it replaced, to put back (newest last) if the disk refuses it;
-    /// nil for a change the host keeps whatever the disk says.
-    let priors: [Prior]?
-    /// The whole state, written because the files lagged behind.
-    let isSnapshot: Bool
-    /// When it was queued: its callers are answered at most the delivery timeout later.
-    let queuedAt: Date
-    /// Answers waiting for it: nil once it is on disk, else the error.
-    var waiters: [(HostError?) -> Void] = []
 }

@@ -6,58 +6,57 @@ public typealias TapReply = TypedReply<(outcome: String, details: [String: DBusV
 
 /// `org.widgethost.Host1.Widget`, one placed widget (docs/widgets.md,
 /// docs/delivery.md, docs/timelines.md). One exported value serves every
-/// widget object: the handlers read the widget's id from the path they are
-/// called on, so a placed widget costs a dictionary entry, not a set of closures.
-extension HostService: Host1Widget.Server {
-    public nonisolated func setContent(_ call: MethodCall, contentJSON: String, reply: TypedReply<Void>) {
-        appOwned(call, reply) { service, identity in try service.setContent(Self.widgetID(call.path), contentJSON, call.sender, identity) }
+/// widget object (``ObjectInterfaces``): the handlers read the widget's id
+/// from the path they are called on.
+struct WidgetServer: Host1Widget.Server {
+    let dispatcher: Dispatcher
+
+    func setContent(_ call: MethodCall, contentJSON: String, reply: TypedReply<Void>) {
+        dispatcher.appOwned(call, reply) { host, identity in try host.setContent(Self.widgetID(call.path), contentJSON, call.sender, identity) }
     }
 
-    public nonisolated func configure(_ call: MethodCall, configuration: [String: DBusValue], reply: TypedReply<Void>) {
-        answer(call, reply) { service in try service.configure(Self.widgetID(call.path), configuration) }
+    func configure(_ call: MethodCall, configuration: [String: DBusValue], reply: TypedReply<Void>) {
+        dispatcher.answer(call, reply) { host in try host.configure(Self.widgetID(call.path), configuration) }
     }
 
-    public nonisolated func remove(_ call: MethodCall, reply: TypedReply<Void>) {
-        answer(call, reply) { service in try service.removeWidget(Self.widgetID(call.path)) }
+    func remove(_ call: MethodCall, reply: TypedReply<Void>) {
+        dispatcher.answer(call, reply) { host in try host.removeWidget(Self.widgetID(call.path)) }
     }
 
-    public nonisolated func tap(_ call: MethodCall, elementID: String, options: [String: DBusValue], reply: TapReply) {
-        inOrder(call) { service in service.tap(Self.widgetID(call.path), elementID, options, reply, deliver: true) }
+    func tap(_ call: MethodCall, elementID: String, options: [String: DBusValue], reply: TapReply) {
+        dispatcher.inOrder(call) { host in host.tap(Self.widgetID(call.path), elementID, options, reply, deliver: true) }
     }
 
-    public nonisolated func resolve(_ call: MethodCall, elementID: String, options: [String: DBusValue], reply: TapReply) {
-        inOrder(call) { service in service.tap(Self.widgetID(call.path), elementID, options, reply, deliver: false) }
+    func resolve(_ call: MethodCall, elementID: String, options: [String: DBusValue], reply: TapReply) {
+        dispatcher.inOrder(call) { host in host.tap(Self.widgetID(call.path), elementID, options, reply, deliver: false) }
     }
 
-    public nonisolated func reload(_ call: MethodCall, reply: TypedReply<(state: String, date: Int64)>) {
-        answer(call, reply) { service in try service.reloadWidget(Self.widgetID(call.path)) }
+    func reload(_ call: MethodCall, reply: TypedReply<(state: String, date: Int64)>) {
+        dispatcher.answer(call, reply) { host in try host.reloadWidget(Self.widgetID(call.path)) }
     }
 
-    public nonisolated func describeTimeline(_ call: MethodCall, reply: TypedReply<[String: DBusValue]>) {
-        answer(call, reply) { service in try service.describeTimeline(Self.widgetID(call.path)) }
+    func describeTimeline(_ call: MethodCall, reply: TypedReply<[String: DBusValue]>) {
+        dispatcher.answer(call, reply) { host in try host.describeTimeline(Self.widgetID(call.path)) }
     }
 
-    public nonisolated func properties(at path: String) -> Host1Widget.Properties {
-        assumeIsolated { service in service.widgets.widgets[Self.widgetID(path)].map(Self.widgetProperties) } ?? Self.noWidget
+    func properties(at path: String) -> Host1Widget.Properties {
+        dispatcher.read { host in host.widgets.widgets[Self.widgetID(path)].map(HostService.widgetProperties) } ?? Self.noWidget
     }
 
     /// What a getter reads after its widget went away.
-    nonisolated static let noWidget = Host1Widget.Properties(id: "", appID: "", kind: "", family: "", configuration: [:], content: "")
+    static let noWidget = Host1Widget.Properties(id: "", appID: "", kind: "", family: "", configuration: [:], content: "")
 
+    /// The widget id in a widget object's path.
+    static func widgetID(_ path: String) -> String { Host1Widget.id(inPath: path) ?? "" }
+}
+
+extension HostService {
     /// A widget object's properties: what its getters read and what its
     /// footprint measures (see FootprintService.swift).
     nonisolated static func widgetProperties(_ widget: PlacedWidget) -> Host1Widget.Properties {
         Host1Widget.Properties(
             id: widget.id, appID: widget.appID, kind: widget.kind, family: widget.family.rawValue,
             configuration: widget.configuration.mapValues(\.dbusValue), content: widget.content?.json ?? "")
-    }
-
-    /// The widget id in a widget object's path.
-    nonisolated static func widgetID(_ path: String) -> String { Host1Widget.id(inPath: path) ?? "" }
-
-    /// The interface, built once and exported at every widget's path.
-    func widgetInterfaces() -> [ExportedInterface] {
-        shared(&sharedWidgetInterfaces) { Host1Widget.exported(self) }
     }
 
     // MARK: The methods

@@ -3,52 +3,56 @@ import WidgetHostCore
 
 /// `org.widgethost.Host1.Widgets`: widget bundles, placing widgets, linting
 /// content, and the app's side of timelines (docs/widgets.md, docs/timelines.md).
-extension HostService: Host1Widgets.Server {
-    public nonisolated func registerWidgets(_ call: MethodCall, appID: String, bundleJSON: String, reply: TypedReply<Void>) {
-        appOwned(call, reply) { service, identity in try service.registerWidgets(appID, bundleJSON, call.sender, identity) }
+struct WidgetsServer: Host1Widgets.Server {
+    let dispatcher: Dispatcher
+
+    func registerWidgets(_ call: MethodCall, appID: String, bundleJSON: String, reply: TypedReply<Void>) {
+        dispatcher.appOwned(call, reply) { host, identity in try host.registerWidgets(appID, bundleJSON, call.sender, identity) }
     }
 
-    public nonisolated func listBundles(_ call: MethodCall, reply: TypedReply<[(String, String)]>) {
-        answer(call, reply) { service in service.widgets.bundles.sorted { $0.key < $1.key }.map { ($0.key, $0.value.json) } }
+    func listBundles(_ call: MethodCall, reply: TypedReply<[(String, String)]>) {
+        dispatcher.answer(call, reply) { host in host.widgets.bundles.sorted { $0.key < $1.key }.map { ($0.key, $0.value.json) } }
     }
 
-    public nonisolated func addWidget(
+    func addWidget(
         _ call: MethodCall, appID: String, kind: String, family: String, configuration: [String: DBusValue], reply: TypedReply<String>
     ) {
-        answer(call, reply) { service in try service.addWidget(appID, kind, family, configuration) }
+        dispatcher.answer(call, reply) { host in try host.addWidget(appID, kind, family, configuration) }
     }
 
-    public nonisolated func lintContent(_ call: MethodCall, family: String, contentJSON: String, reply: TypedReply<[(String, String, String)]>) {
-        answer(call, reply) { service in try service.lint(family: family, json: contentJSON, schemes: nil) }
+    func lintContent(_ call: MethodCall, family: String, contentJSON: String, reply: TypedReply<[(String, String, String)]>) {
+        dispatcher.answer(call, reply) { host in try host.lint(family: family, json: contentJSON, schemes: nil) }
     }
 
-    public nonisolated func lintAppContent(
+    func lintAppContent(
         _ call: MethodCall, appID: String, family: String, contentJSON: String, reply: TypedReply<[(String, String, String)]>
     ) {
-        answer(call, reply) { service in try service.lintAppContent(appID, family, contentJSON) }
+        dispatcher.answer(call, reply) { host in try host.lintAppContent(appID, family, contentJSON) }
     }
 
-    public nonisolated func reloadTimelines(_ call: MethodCall, appID: String, kind: String, reply: TypedReply<Void>) {
-        appOwned(call, reply) { service, identity in try service.reloadTimelines(appID, kind: kind, call.sender, identity) }
+    func reloadTimelines(_ call: MethodCall, appID: String, kind: String, reply: TypedReply<Void>) {
+        dispatcher.appOwned(call, reply) { host, identity in try host.reloadTimelines(appID, kind: kind, call.sender, identity) }
     }
 
-    public nonisolated func reloadAllTimelines(_ call: MethodCall, appID: String, reply: TypedReply<Void>) {
-        appOwned(call, reply) { service, identity in try service.reloadTimelines(appID, kind: nil, call.sender, identity) }
+    func reloadAllTimelines(_ call: MethodCall, appID: String, reply: TypedReply<Void>) {
+        dispatcher.appOwned(call, reply) { host, identity in try host.reloadTimelines(appID, kind: nil, call.sender, identity) }
     }
 
-    public nonisolated func getConfigurationOptions(
+    func getConfigurationOptions(
         _ call: MethodCall, appID: String, kind: String, parameter: String, configuration: [String: DBusValue],
         reply: TypedReply<[(String, String)]>
     ) {
-        inOrder(call) { service in service.configurationOptions(appID, kind, parameter, configuration, reply) }
+        dispatcher.inOrder(call) { host in host.configurationOptions(appID, kind, parameter, configuration, reply) }
     }
 
-    public nonisolated func currentConfigurations(
+    func currentConfigurations(
         _ call: MethodCall, appID: String, reply: TypedReply<[(String, String, String, String, [String: DBusValue])]>
     ) {
-        answer(call, reply) { service in try service.currentConfigurations(appID) }
+        dispatcher.answer(call, reply) { host in try host.currentConfigurations(appID) }
     }
+}
 
+extension HostService {
     /// The caller must be allowed to act for the app (a sandbox only for its
     /// own id) and hold the app's live registration.
     func requireOwner(_ appID: String, _ sender: String, _ identity: CallerIdentity, doing what: String) throws(HostError) {
@@ -85,7 +89,7 @@ extension HostService: Host1Widgets.Server {
         try persist([.widget(StoredWidget(widget, content: nil))])
         widgets.insert(widget)
         footprint.set(widget.id, appID: appID, bytes: bytes)
-        try connection.export(widgetInterfaces(), at: Host1Widget.objectPath(widget.id))
+        try connection.export(objectInterfaces.widget, at: Host1Widget.objectPath(widget.id))
         logger.info("widget added", metadata: ["widget": "\(widget.id)", "app": "\(appID)", "kind": "\(widget.kind)"])
         widgetPlaced(widget.id)
         return Host1Widget.objectPath(widget.id)

@@ -5,6 +5,7 @@ import PrivateBus
 import WidgetHostCore
 import WidgetHostInterfaces
 import WidgetHostService
+import WidgetHostSystem
 
 /// What a desktop service costs at rest and at scale: widget-hostd restored
 /// from a state directory holding N widgets, measured from exec to owning its

@@ -63,7 +63,7 @@ struct Timeline: AsyncParsableCommand {
     func run() async throws {
         let info = try await bus.withHost { try await $0.describeTimeline(widget) }
         if json {
-            var object = info.details.mapValues(jsonValue)
+            var object = info.details.mapValues(\.jsonValue)
             if info.tracked { object["entries"] = .array(info.entries.map { .array([.integer($0.unixMs), .string($0.contentJSON)]) }) }
             return printJSON(.object(object))
         }

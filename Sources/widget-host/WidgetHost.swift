@@ -9,7 +9,7 @@ struct WidgetHost: AsyncParsableCommand {
         abstract: "Talk to the WidgetHost service (org.widgethost.Host1).",
         version: "widget-host \(WidgetHostVersion.current)",
         subcommands: [
-            Apps.self, Bundles.self, Add.self, Widgets.self, Tap.self, Activities.self, TapActivity.self, Reload.self, Options.self, Timeline.self, Lint.self,
+            Apps.self, Bundles.self, Add.self, Widgets.self, Tap.self, Activities.self, TapActivity.self, Bar.self, Reload.self, Options.self, Timeline.self, Lint.self,
             Monitor.self, Wait.self,
         ])
 }
@@ -49,20 +49,6 @@ struct CLIError: Error, CustomStringConvertible {
 func describe(_ error: any Error) -> String {
     if let e = error as? DBusError { return e.message.isEmpty ? e.name : e.message }
     return String(describing: error)
-}
-
-/// Plain JSON from the host's values (dictionaries as objects).
-func jsonValue(_ value: OptionValue) -> JSONValue {
-    switch value {
-    case .bool(let b): return .bool(b)
-    case .int(let i): return .integer(i)
-    case .uint(let u): return u <= UInt64(Int64.max) ? .integer(Int64(u)) : .number(Double(u))
-    case .double(let d): return .number(d)
-    case .string(let s), .objectPath(let s): return .string(s)
-    case .array(_, let items): return .array(items.map(jsonValue))
-    case .dict(let entries): return .object(entries.mapValues(jsonValue))
-    case .other: return .null
-    }
 }
 
 /// What --json prints: keys sorted, one item or member a line, `[]` when there is nothing.
@@ -133,7 +119,7 @@ struct Apps: AsyncParsableCommand {
     func run() async throws {
         let apps = try await bus.withHost { try await $0.apps() }.filter { wanted($0.appID) }
         if json {
-            printJSON(.array(apps.map { app in .object(app.details.mapValues(jsonValue).merging(["app_id": .string(app.appID)]) { _, id in id }) }))
+            printJSON(.array(apps.map { app in .object(app.details.mapValues(\.jsonValue).merging(["app_id": .string(app.appID)]) { _, id in id }) }))
             return
         }
         if apps.isEmpty {
@@ -165,13 +151,13 @@ func describeDetails(_ details: [String: OptionValue]) -> String {
     details.keys.sorted().compactMap { key -> String? in
         let value = details[key]!
         if case .array(_, let items) = value, items.isEmpty { return nil }
-        return "\(key)=\(jsonValue(value).stableJSONText())"
+        return "\(key)=\(value.jsonValue.stableJSONText())"
     }.joined(separator: " ")
 }
 
 /// An object's properties for --json, with its path.
 func propertiesJSON(_ properties: [String: OptionValue], path: String) -> JSONValue {
-    .object(properties.mapValues(jsonValue).merging(["Path": .string(path)]) { a, _ in a })
+    .object(properties.mapValues(\.jsonValue).merging(["Path": .string(path)]) { a, _ in a })
 }
 
 struct Bundles: AsyncParsableCommand {
@@ -287,18 +273,27 @@ struct Activities: AsyncParsableCommand {
 struct TapActivity: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tap-activity",
-        abstract: "Tap a presentation of a Live Activity (by id or object path) and print the outcome and details.")
+        abstract: "Tap a presentation of a Live Activity (by id or object path, or the most relevant one) and print the outcome and details.",
+        discussion: """
+            'widget-host tap-activity most-relevant compactTrailing' taps the activity 'widget-host bar' shows, as a \
+            bar's click command: the app opens at the activity's URL.
+            """)
+
+    /// What names the first activity of LiveActivities.Order.
+    static let mostRelevant = "most-relevant"
 
     @OptionGroup var bus: BusOptions
-    @Argument(help: "The activity: its id (a1) or object path.") var activity: String
+    @Argument(help: "The activity: its id (a1), its object path, or most-relevant (the first of LiveActivities.Order).") var activity: String
     @Argument(help: "lockScreen, compactLeading, compactTrailing, minimal or expanded.") var presentation: ActivityPresentation
     @Argument(help: "The id of the tapped element; empty for the background.") var element: String = ""
     @OptionGroup var tap: TapArguments
 
     func run() async throws {
         try await tap.run(bus) { renderer, surface, token, deliver in
-            try await renderer.tapActivity(
-                activity, presentation: presentation, element: element, surface: surface, activationToken: token, deliver: deliver)
+            let target = activity == Self.mostRelevant ? try await renderer.mostRelevantActivity()?.path : activity
+            guard let target else { throw CLIError("no Live Activity runs, so there is none to tap ('widget-host activities' lists them)") }
+            return try await renderer.tapActivity(
+                target, presentation: presentation, element: element, surface: surface, activationToken: token, deliver: deliver)
         }
     }
 }

@@ -29,12 +29,14 @@ final class SlowObject: Sendable {
     let held = Box<[Reply]>([])
     let hangs = Counter()
     let started = Counter()
+    /// SlowAsync handlers that returned or threw.
+    let ended = Counter()
     /// The slow methods answer only once this is set.
     let release = Box(false)
 
     init(on connection: Connection) throws {
         var exported = ExportedInterface(try interface(Self.xml))
-        let (held, hangs, started, release) = (self.held, self.hangs, self.started, self.release)
+        let (held, hangs, started, ended, release) = (self.held, self.hangs, self.started, self.ended, self.release)
         exported.method(
             "Hang",
             .deferred { _, reply in
@@ -56,6 +58,7 @@ final class SlowObject: Sendable {
             "SlowAsync",
             .async { _ in
                 started.increment()
+                defer { ended.increment() }
                 while !release.get() { try await Task.sleep(for: .milliseconds(5)) }
                 return [.string("async")]
             })
@@ -89,6 +92,24 @@ extension Connection {
 
 @Suite("Asynchronous behaviour")
 struct AsyncTests {
+    @Test("an .async handler still running when its connection is lost is cancelled, not left running")
+    func asyncHandlerEndsWithItsConnection() async throws {
+        try await withBus { fixture in
+            let server = try await fixture.connect("server")
+            let client = try await fixture.connect("client")
+            let object = try SlowObject(on: server)
+            let destination = try #require(server.uniqueName)
+            let call = Task { try await client.test(destination, "SlowAsync") }
+            try await eventually(5, "the handler to start") { object.started.count == 1 }
+            #expect(object.ended.count == 0)
+            server.close()
+            // Never released: only its cancellation ends it.
+            try await eventually(5, "the handler to be cancelled") { object.ended.count == 1 }
+            #expect(!object.release.get())
+            _ = try? await withTimeout(30, "the call to end") { try await call.value }
+        }
+    }
+
     @Test("a call times out with NoReply after about its timeout")
     func timeout() async throws {
         try await withBus { fixture in

@@ -1,5 +1,6 @@
 import Testing
 @testable import WidgetHostCore
+import WidgetHostSystem
 
 private func discovered(_ id: String, schemes: [String] = []) -> DiscoveredApp {
     var options = AppOptions(defaultsFor: id, appProtocol: .freedesktop)

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import WidgetHostCore
+import WidgetHostSystem
 
 @Suite struct DesktopScanTests {
     @Test func dataHomeBeatsDataDirsAndEarlierDataDirsBeatLater() throws {

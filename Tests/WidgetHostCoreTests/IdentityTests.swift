@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import WidgetHostCore
+import WidgetHostSystem
 
 private func entry(_ id: String, _ configure: (inout AppOptions) -> Void = { _ in }) -> DiscoveredApp {
     var options = AppOptions(defaultsFor: id, appProtocol: .freedesktop)

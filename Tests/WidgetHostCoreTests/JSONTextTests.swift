@@ -165,6 +165,6 @@ struct JSONTextTests {
         var broken = widget
         broken.configuration["nan"] = .double(.nan)
         #expect(throws: JSONWriter.NotFinite.self) { try StateRecord.widget(broken).jsonText() }
-        #expect(throws: StateDirectoryError.self) { try StateDirectory.line(.widget(broken)) }
+        #expect(throws: StateDirectoryError.self) { try StateFile.line(.widget(broken)) }
     }
 }

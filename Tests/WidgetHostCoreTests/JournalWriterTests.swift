@@ -3,6 +3,7 @@ import PrivateBus
 import Synchronization
 import Testing
 @testable import WidgetHostCore
+@testable import WidgetHostSystem
 
 /// The journal writer: group commit, reports in order, and a failed write
 /// stopping every later one until the host has put its model back.
@@ -32,7 +33,7 @@ struct JournalWriterTests {
     }
 
     static func line(_ n: Int, bytes: Int = 64) throws -> String {
-        try StateDirectory.line(StorageFaultTests.record(n, bytes: bytes))
+        try StateFile.line(StorageFaultTests.record(n, bytes: bytes))
     }
 
     @Test("Appends queued while a sync runs share the next one; every write is reported, in order, and read back")

@@ -1,5 +1,6 @@
 import Testing
 @testable import WidgetHostCore
+import WidgetHostSystem
 
 @Suite struct MimeAppsTests {
     @Test func lookupOrder() throws {

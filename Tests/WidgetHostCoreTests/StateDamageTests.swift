@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import WidgetHostCore
+@testable import WidgetHostSystem
 
 /// Damage costs only what is damaged: a record per damaged line, never an
 /// acknowledged record beside it, never an id minted twice.
@@ -20,8 +21,8 @@ struct StateDamageTests {
 
     /// The lines of a file, each with its newline.
     static func lines(_ bytes: [UInt8]) -> [[UInt8]] {
-        bytes.split(separator: StateDirectory.newlineByte, omittingEmptySubsequences: false).dropLast()
-            .map { Array($0) + [StateDirectory.newlineByte] }
+        bytes.split(separator: StateFile.newlineByte, omittingEmptySubsequences: false).dropLast()
+            .map { Array($0) + [StateFile.newlineByte] }
     }
 
     static func read(_ path: String) throws -> [UInt8] {
@@ -73,7 +74,7 @@ struct StateDamageTests {
         let state = try Self.state()
         let (dir, path, original) = try compacted(state)
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let records = original.dropFirst().map { StateDirectory.record($0.dropLast()[...])! }
+        let records = original.dropFirst().map { StateFile.record($0.dropLast()[...])! }
         #expect(records.count == 8, "minted, a bundle, two widgets, two activities, a timeline, minted")
         for index in records.indices {
             var lines = original
@@ -109,8 +110,8 @@ struct StateDamageTests {
     @Test("Any one byte of a snapshot changed, newlines and the header included, costs one record at most and never lowers a counter")
     func everyByteOfASnapshot() throws {
         let state = try Self.state()
-        let bytes = try StateDirectory.snapshot(state)
-        let records = Self.lines(bytes).dropFirst().map { StateDirectory.record($0.dropLast()[...])! }
+        let bytes = try StateFile.snapshot(state)
+        let records = Self.lines(bytes).dropFirst().map { StateFile.record($0.dropLast()[...])! }
         var allowed = [state]
         for index in records.indices {
             var without = Self.replay(records, skipping: index)
@@ -119,11 +120,11 @@ struct StateDamageTests {
             allowed.append(without)
         }
         for position in bytes.indices {
-            for value in Set([bytes[position] ^ 0x01, bytes[position] ^ 0x80, StateDirectory.newlineByte])
+            for value in Set([bytes[position] ^ 0x01, bytes[position] ^ 0x80, StateFile.newlineByte])
             where value != bytes[position] {
                 var damaged = bytes
                 damaged[position] = value
-                let (read, reading) = StateDirectory.readSnapshot(damaged)
+                let (read, reading) = StateFile.readSnapshot(damaged)
                 #expect(
                     allowed.contains(read),
                     "byte \(position) set to \(value): \(reading.notes) \(reading.damaged)")
@@ -141,18 +142,18 @@ struct StateDamageTests {
             .widget(Self.widget("w12", "three")), .widgetRemoved(id: "w13"), .activityRemoved(id: "a1"),
             .bundle(appID: "org.example.B", json: "{}"),
         ]
-        let bytes = try records.flatMap { Array(try StateDirectory.line($0).utf8) }
+        let bytes = try records.flatMap { Array(try StateFile.line($0).utf8) }
         var allowed = [Self.replay(records, onto: base)]
         for index in records.indices {
             allowed.append(Self.replay(records, skipping: index, onto: base))
         }
         for position in bytes.indices {
-            for value in Set([bytes[position] ^ 0x01, bytes[position] ^ 0x80, StateDirectory.newlineByte])
+            for value in Set([bytes[position] ^ 0x01, bytes[position] ^ 0x80, StateFile.newlineByte])
             where value != bytes[position] {
                 var damaged = bytes
                 damaged[position] = value
                 var read = base
-                let reading = StateDirectory.readJournal(damaged, onto: &read)
+                let reading = StateFile.readJournal(damaged, onto: &read)
                 #expect(
                     allowed.contains(read),
                     "byte \(position) set to \(value): \(reading.notes) \(reading.damaged)")
@@ -160,7 +161,7 @@ struct StateDamageTests {
             }
         }
         var read = base
-        let reading = StateDirectory.readJournal(Array(bytes.dropLast()), onto: &read)
+        let reading = StateFile.readJournal(Array(bytes.dropLast()), onto: &read)
         #expect(
             read == allowed[0] && reading.unterminated && !reading.torn && reading.end == bytes.count - 1)
     }
@@ -207,10 +208,10 @@ struct StateDamageTests {
             timeline.widgetID = "w12"
             records[1] = .timeline(timeline)
         }
-        var lines = try records.map { Array(try StateDirectory.line($0).utf8) }
+        var lines = try records.map { Array(try StateFile.line($0).utf8) }
         lines[0] = Self.damaged(lines[0])
         var read = DurableState()
-        let reading = StateDirectory.readJournal(lines.flatMap { $0 }, onto: &read)
+        let reading = StateFile.readJournal(lines.flatMap { $0 }, onto: &read)
         #expect(read.widgets.isEmpty && read.timelines.isEmpty)
         #expect(reading.damaged.map(\.lines) == [1...1])
         #expect(
@@ -311,7 +312,7 @@ struct StateDamageTests {
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: false)
         let json =
             #"{"bundles":{"org.example.A":"{\"widgets\":[]}"},"widgets":{"w3":{"id":"w3","appID":"org.example.A","kind":"K","family":"systemSmall","configuration":{"n":{"x":1}},"content":"{\"type\":\"text\"}"}},"activities":{},"timelines":{},"nextWidgetNumber":7,"nextActivityNumber":2}"#
-        try Data("widgethost-state 1 \(StateDirectory.checksum(json))\n\(json)\n".utf8).write(
+        try Data("widgethost-state 1 \(StateFile.checksum(json))\n\(json)\n".utf8).write(
             to: URL(fileURLWithPath: dir + "/state.json"))
         let loaded: DurableState
         do {
@@ -334,13 +335,13 @@ struct StateDamageTests {
     func snapshotCutShort() throws {
         var state = DurableState()
         state.apply(.widget(Self.widget))
-        let bytes = try StateDirectory.snapshot(state)
-        let (cut, inLine) = StateDirectory.readSnapshot(Array(bytes.dropLast(10)))
+        let bytes = try StateFile.snapshot(state)
+        let (cut, inLine) = StateFile.readSnapshot(Array(bytes.dropLast(10)))
         #expect(
             cut == state, "only the closing line is cut, and the first line holds the same counters")
         #expect(inLine.damaged.count == 1 && inLine.damaged[0].problem == "its checksum does not match")
         let lines = Self.lines(bytes)
-        let (shorter, atEnd) = StateDirectory.readSnapshot(lines.dropLast().flatMap { $0 })
+        let (shorter, atEnd) = StateFile.readSnapshot(lines.dropLast().flatMap { $0 })
         #expect(shorter == state)
         #expect(
             atEnd.rewrite

@@ -2,6 +2,7 @@ import Foundation
 import PrivateBus
 import Testing
 @testable import WidgetHostCore
+@testable import WidgetHostSystem
 
 @Suite("State directory")
 struct StateDirectoryTests {
@@ -146,7 +147,7 @@ struct StateDirectoryTests {
     @Test("A snapshot reads back everything it was written with; a version 1 snapshot's JSON is read as the general decoder reads it")
     func snapshotReader() throws {
         let state = try Self.everything()
-        let (written, reading) = StateDirectory.readSnapshot(try StateDirectory.snapshot(state))
+        let (written, reading) = StateFile.readSnapshot(try StateFile.snapshot(state))
         #expect(written == state)
         #expect(reading.notes.isEmpty && reading.damaged.isEmpty && !reading.rewrite)
         let text = String(decoding: try JSONEncoder().encode(state), as: UTF8.self)

@@ -2,6 +2,7 @@ import Foundation
 import PrivateBus
 import Testing
 @testable import WidgetHostCore
+@testable import WidgetHostSystem
 
 /// The state directory on a real small tmpfs that fills up or turns read-only.
 @Suite("State directory on a full or read-only disk", .enabled(if: SmallDisk.isAvailable, "mounting a tmpfs needs root"))

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import WidgetHostCore
+import WidgetHostSystem
 
 /// Runs `body`, expecting it to throw a `HostError` named `name` whose message
 /// contains every fragment. Records an issue otherwise.
@@ -94,4 +95,13 @@ func activatableEntry(name: String, extra: String = "") -> String {
     DBusActivatable=true
     \(extra)
     """
+}
+
+extension StateDirectory {
+    /// Appends records as the journal writer does: encoded, then one sync.
+    func append(_ records: [StateRecord]) throws {
+        try append(lines: records.map(StateFile.line))
+    }
+
+    func append(_ record: StateRecord) throws { try append([record]) }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import WidgetHostCore
+import WidgetHostWire
 
 @Suite struct OptionValueTests {
     @Test(arguments: [

@@ -2,6 +2,7 @@ import DBus
 import Foundation
 import PrivateBus
 import Testing
+import VirtualDesktop
 import WidgetHostCore
 
 /// widget-board (renderers/gtk) used as a person uses it: on a virtual X
@@ -89,7 +90,7 @@ struct BoardTests {
         try await board.drive("find", "Staying", "--role", "label", "--timeout", "5")
         // Where each widget sits outlives the host's restart; only the removed one is forgotten.
         let ids = [staying, third].map { String($0.split(separator: "/").last ?? "") }
-        #expect(board.layoutOrder() == ids, "board.json: \(board.layoutOrder())")
+        #expect(board.layoutOrder() == ids, "order: \(board.layoutOrder())")
     }
 
     @Test("The gallery adds a configured widget with the app's dynamic option; edit mode configures and removes it")
@@ -123,16 +124,11 @@ struct BoardTests {
         #expect(left.stdout.hasPrefix("a(osssa{sv}) 0"), "removed from the host, not just the board: \(left.stdout)")
     }
 
-    @Test("In edit mode the keyboard rearranges widgets and the board remembers where each sits; taps are off")
+    @Test("In edit mode the keyboard rearranges and removes widgets and the board remembers where each sits; taps are off")
     func rearrange() async throws {
         let board = try await BoardSession.start()
         defer { board.stop() }
-        var ids: [String] = []
-        for name in ["First", "Second", "Third"] {
-            let path = try await board.place(#"{"type":"text","widgetURL":"tap-me-widget://x","text":"\#(name)"}"#)
-            ids.append(String(path.split(separator: "/").last ?? ""))
-        }
-        try await board.drive("find", "Third", "--role", "push button")
+        let ids = try await board.placeTexts(["First", "Second", "Third"])
         #expect(board.layoutOrder() == ids)
         try await board.drive("click", "Edit Widgets", "--role", "push button")
         try await board.drive("focus", "First", "--role", "push button")
@@ -144,6 +140,57 @@ struct BoardTests {
         try await board.drive("click", "Third", "--role", "push button")
         try await Task.sleep(for: .milliseconds(500))
         #expect(!board.records().contains { $0["call"] as? String == "open" }, "a widget takes no taps in edit mode")
+        // Delete removes the focused widget, from the host and from the order.
+        try await board.drive("focus", "Second", "--role", "push button")
+        try await board.drive("key", "Delete")
+        try await board.drive("gone", "Second", "--timeout", "3")
+        #expect(await eventually(timeout: 3) { board.layoutOrder() == [ids[0], ids[2]] }, "order: \(board.layoutOrder())")
+    }
+
+    @Test("The order an older board kept in board.json moves into GSettings once, and the board follows the settings as they change")
+    func layoutSettings() async throws {
+        let board = try await BoardSession.start()
+        defer { board.stop() }
+        let ids = try await board.placeTexts(["First", "Second", "Third"])
+        let kept = [ids[2], ids[0], ids[1]]
+        try await board.relaunch(theme: board.theme) {
+            // The settings as an older board left them: none, and its file.
+            try? FileManager.default.removeItem(at: board.fixture.root.appendingPathComponent("config/glib-2.0/settings/keyfile"))
+            try FileManager.default.createDirectory(at: board.legacyLayoutFile.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try JSONSerialization.data(withJSONObject: ["order": kept]).write(to: board.legacyLayoutFile)
+        }
+        try await board.drive("find", "Second", "--role", "push button")
+        #expect(board.layoutOrder() == kept, "order: \(board.layoutOrder())")
+        #expect(try await board.drawnInOrder(["Third", "First", "Second"]), "drawn in board.json's order, left to right")
+        #expect(!FileManager.default.fileExists(atPath: board.legacyLayoutFile.path), "board.json is read once, then removed")
+
+        // Another program changing the order (here gsettings, through the same keyfile) rearranges the board.
+        let set = try await runCommand(
+            "/usr/bin/gsettings", ["set", "org.widgethost.Board", "order", "['\(ids[1])', '\(ids[2])', '\(ids[0])']"],
+            environment: board.fixture.environment.merging(board.environment) { _, new in new },
+            adding: ["GSETTINGS_SCHEMA_DIR": repositoryRoot.appendingPathComponent("renderers/gtk/schemas").path])
+        #expect(set.succeeded, "\(set)")
+        let followed = try await eventually(timeout: 3) { try await board.drawnInOrder(["Second", "Third", "First"]) }
+        #expect(followed, "drawn in the order gsettings set")
+    }
+
+    @Test("A board whose settings cannot be stored still draws its widgets in order, and tries each change once")
+    func unstorableSettings() async throws {
+        let board = try await BoardSession.start(settings: "dconf")
+        defer { board.stop() }
+        let ids = try await board.placeTexts(["First", "Second", "Third"])
+        #expect(try await board.drawnInOrder(["First", "Second", "Third"]), "drawn in the order they were placed")
+        // dconf puts the key back when a write fails; the board must not write it again in answer.
+        try await Task.sleep(for: .seconds(1))
+        let failed = board.rendererOutput.components(separatedBy: "failed to commit changes to dconf").count - 1
+        #expect((1...ids.count).contains(failed), "one failed write for each widget placed at most, not again and again: \(failed)")
+    }
+
+    @Test("A tap the app answers with an error shows the host's message on the widget")
+    func errorShown() async throws {
+        let session = try await BoardSession.start()
+        defer { session.stop() }
+        try await session.expectErrorShownOnWidget()
     }
 
     @Test("A Live Activity: its presentations drawn from its state, redrawn on a state-only Update, and tapped as shown")
@@ -280,68 +327,6 @@ struct BoardTests {
     }
 }
 
-/// An X server of the test's own: Xvfb picks a free display number and
-/// keeps its screen in a file (`-fbdir`) for screenshots.
-final class VirtualDisplay: @unchecked Sendable {
-    let process: Process
-    let display: String
-    let framebuffer: String
-    private let logFile: URL
-    /// What Xvfb printed.
-    var log: String { (try? String(contentsOf: logFile, encoding: .utf8)) ?? "" }
-
-    /// Starts Xvfb and waits until clients can connect: its socket is there
-    /// and it is still running. One that dies at once (a display number the
-    /// last test's server has not quite given back) is replaced, up to 3 times.
-    /// `-noreset`: the server does not start over each time its last client
-    /// leaves, so a client connecting at that moment is not turned away.
-    init(directory: URL) throws {
-        let fb = directory.appendingPathComponent("fb")
-        try FileManager.default.createDirectory(at: fb, withIntermediateDirectories: true)
-        framebuffer = fb.appendingPathComponent("Xvfb_screen0").path
-        var problems: [String] = []
-        for attempt in 1...3 {
-            let log = directory.appendingPathComponent("xvfb-\(attempt).log")
-            _ = FileManager.default.createFile(atPath: log.path, contents: nil)
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/Xvfb")
-            process.arguments = ["-displayfd", "1", "-nolisten", "tcp", "-noreset", "-screen", "0", "1280x900x24", "-fbdir", fb.path]
-            let output = Pipe()
-            process.standardOutput = output
-            process.standardError = try FileHandle(forWritingTo: log)
-            try PrivateBus.withCleanSignalMask { try process.run() }
-            let number = PrivateBus.firstLine(of: output)?.trimmingCharacters(in: .whitespaces) ?? ""
-            let socket = "/tmp/.X11-unix/X" + number
-            var ready = false
-            for _ in 0..<40 where !number.isEmpty && process.isRunning {
-                if FileManager.default.fileExists(atPath: socket) {
-                    ready = true
-                    break
-                }
-                usleep(50_000)
-            }
-            if ready {
-                usleep(100_000)
-                ready = process.isRunning
-            }
-            if ready {
-                self.process = process
-                display = ":" + number
-                logFile = log
-                return
-            }
-            Self.end(process)
-            problems.append("attempt \(attempt): display '\(number)': " + ((try? String(contentsOf: log, encoding: .utf8)) ?? ""))
-        }
-        throw PrivateBusError("Xvfb did not start (is the xvfb package installed?): \(problems.joined(separator: "\n"))")
-    }
-
-    /// Ends Xvfb and waits until it is gone, so its display number and socket are free again.
-    static func end(_ process: Process) { endProcess(process) }
-
-    func stop() { Self.end(process) }
-}
-
 /// A host, the Tap Me GApplication installed as a DBusActivatable app, the
 /// AT-SPI bus, a virtual display and widget-board on it.
 final class BoardSession: ScreenSession, @unchecked Sendable {
@@ -370,7 +355,9 @@ final class BoardSession: ScreenSession, @unchecked Sendable {
 
     /// With `rangers`, Emoji Rangers is installed too (with those settings),
     /// started, and has published its bundle; its record file is `rangersRecord`.
-    static func start(rangers: [String: String]? = nil, theme: String = "light") async throws -> BoardSession {
+    /// `settings` is the GSettings backend the board stores its order with: the keyfile in the
+    /// test's folder, or `dconf`, which cannot store anything on the test's bus (no dconf service).
+    static func start(rangers: [String: String]? = nil, theme: String = "light", settings: String = "keyfile") async throws -> BoardSession {
         let fixture = try await HostFixture.make()
         do {
             let record = try fixture.installTapMe(environment: ["WIDGETHOST_TEST_ACTIONS": "refresh,toggle-light:b"])
@@ -380,7 +367,7 @@ final class BoardSession: ScreenSession, @unchecked Sendable {
             let display = try VirtualDisplay(directory: fixture.root)
             let environment = [
                 "DISPLAY": display.display, "GDK_BACKEND": "x11", "GSK_RENDERER": "cairo", "GTK_A11Y": "atspi",
-                "XDG_DATA_DIRS": dataDirs, "XDG_RUNTIME_DIR": runtime.path,
+                "XDG_DATA_DIRS": dataDirs, "XDG_RUNTIME_DIR": runtime.path, "GSETTINGS_BACKEND": settings,
             ]
             let board = try await launchBoard(fixture, on: display, environment: environment, theme: theme)
             let app = try await AppPeer(fixture, appID: "org.example.TapMe", protocol: "freedesktop", schemes: ["tap-me-widget"])
@@ -421,10 +408,12 @@ final class BoardSession: ScreenSession, @unchecked Sendable {
         throw PrivateBusError("widget-board showed no window on \(display.display):\n\(problems.joined(separator: "\n"))\nXvfb: \(display.log)")
     }
 
-    /// Ends the board and starts it again in `theme` on the same display, next to the same host.
-    func relaunch(theme: String) async throws {
+    /// Ends the board and starts it again in `theme` on the same display, next to the same host;
+    /// `meanwhile` runs while no board runs.
+    func relaunch(theme: String, meanwhile: () throws -> Void = {}) async throws {
         board.stop()
         await waitForExit(board.process)
+        try meanwhile()
         board = try await Self.launchBoard(fixture, on: display, environment: environment, theme: theme)
         self.theme = theme
     }
@@ -434,11 +423,34 @@ final class BoardSession: ScreenSession, @unchecked Sendable {
         try JSONDecoder().decode(ScreenElement.self, from: Data(try await drive("window").utf8))
     }
 
-    /// The widget ids in the order the board keeps in $XDG_CONFIG_HOME/widget-board/board.json.
+    /// Places a widget showing each of `names` (a text over a widget URL) and waits until the
+    /// last is drawn; returns their ids.
+    func placeTexts(_ names: [String]) async throws -> [String] {
+        var ids: [String] = []
+        for name in names {
+            let path = try await place(#"{"type":"text","widgetURL":"tap-me-widget://x","text":"\#(name)"}"#)
+            ids.append(String(path.split(separator: "/").last ?? ""))
+        }
+        if let last = names.last { try await drive("find", last, "--role", "push button") }
+        return ids
+    }
+
+    /// Whether the widgets named `names` are drawn left to right in that order (in one row).
+    func drawnInOrder(_ names: [String]) async throws -> Bool {
+        var x: [Int] = []
+        for name in names { x.append(try await element(name, role: "push button").x) }
+        return x == x.sorted() && Set(x).count == names.count
+    }
+
+    /// The widget ids in the order the board keeps in GSettings: the key `order` of
+    /// org.widgethost.Board, as the keyfile backend wrote it (`['w1', 'w2']`).
     func layoutOrder() -> [String] {
-        let file = URL(fileURLWithPath: fixture.environment["XDG_CONFIG_HOME"] ?? "").appendingPathComponent("widget-board/board.json")
-        let object = (try? Data(contentsOf: file)).flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Any] }
-        return object?["order"] as? [String] ?? []
+        (fixture.keyfileSettings("org/widgethost/Board")["order"] ?? "").matches(of: /'([^']*)'/).map { String($0.1) }
+    }
+
+    /// Where an older board kept the order, in $XDG_CONFIG_HOME.
+    var legacyLayoutFile: URL {
+        URL(fileURLWithPath: fixture.environment["XDG_CONFIG_HOME"] ?? "").appendingPathComponent("widget-board/board.json")
     }
 
     func stop() {

@@ -2,6 +2,7 @@ import DBus
 import Foundation
 import PrivateBus
 import Testing
+import VirtualDesktop
 import WidgetHostCore
 
 /// The renderer conformance kit (conformance/, docs/conformance.md) run against each
@@ -113,12 +114,23 @@ protocol ConformanceScreen: ScreenSession {
     /// Draws from now on in `appearance`, restarting the renderer if it must.
     func show(_ appearance: ConformanceCase.Appearance) async throws
     func stop()
+    /// The AT-SPI roles its toolkit gives in place of a role the kit asks for, where the
+    /// toolkit has none of that kind (docs/conformance.md#roles); none for most renderers.
+    var roleSubstitutes: [String: [String]] { get }
+}
+
+extension ConformanceScreen {
+    var roleSubstitutes: [String: [String]] { [:] }
 }
 
 extension BoardSession: ConformanceScreen {
     func show(_ appearance: ConformanceCase.Appearance) async throws {
         if theme != appearance.rawValue { try await relaunch(theme: appearance.rawValue) }
     }
+
+    /// GTK before 4.10 (Debian 12 has 4.8) has no toggle-button role: a toggle is a push button
+    /// whose `pressed` state follows `isOn`.
+    var roleSubstitutes: [String: [String]] { ["toggle button": ["push button"]] }
 }
 
 extension ShellSession: ConformanceScreen {
@@ -262,7 +274,7 @@ final class CaseRun: @unchecked Sendable {
             fail(label + "size", "the widget is \(tile.width) × \(tile.height), not \(size[0]) × \(size[1])")
         }
         for element in expect.accessible ?? [] {
-            let roles = element.role.joined(separator: "|")
+            let roles = (element.role + element.role.flatMap { screen.roleSubstitutes[$0] ?? [] }).joined(separator: "|")
             let check = label + "accessible '\(element.name)' (\(element.role.joined(separator: " or ")))"
             guard let found = await find(element.name, role: roles, timeout: 5, check: check), let checked = element.checked else { continue }
             let states = found.states ?? []
@@ -286,7 +298,7 @@ final class CaseRun: @unchecked Sendable {
         guard !colours.isEmpty || !ink.isEmpty else { return }
         var problems: [(check: String, detail: String)] = []
         _ = await eventually(timeout: 5) {
-            guard let screen = Screen(self.screen.display.framebuffer) else {
+            guard let screen = try? Framebuffer(path: self.screen.display.framebuffer) else {
                 problems = [(label + "the screen", "Xvfb's framebuffer cannot be read")]
                 return false
             }
@@ -304,15 +316,15 @@ final class CaseRun: @unchecked Sendable {
         }
     }
 
-    private func colourProblem(_ check: Expectations.ColourCheck, on screen: Screen, tile: ScreenElement) -> String? {
+    private func colourProblem(_ check: Expectations.ColourCheck, on screen: Framebuffer, tile: ScreenElement) -> String? {
         let tolerance = check.tolerance ?? 8
-        guard let seen = screen.pixel(x: tile.x + check.at[0], y: tile.y + check.at[1]) else { return "(\(check.at[0]), \(check.at[1])) is off the screen" }
+        guard let seen = screen.colour(x: tile.x + check.at[0], y: tile.y + check.at[1]) else { return "(\(check.at[0]), \(check.at[1])) is off the screen" }
         let here = "at (\(check.at[0]), \(check.at[1])) the screen is \(seen.hex)"
         if let wanted = check.is?.pixel(appearance), seen.distance(to: wanted) > tolerance { return "\(here), not \(wanted.hex) (± \(tolerance))" }
         if let unwanted = check.isNot?.pixel(appearance), seen.distance(to: unwanted) <= tolerance { return "\(here), which it must not be (± \(tolerance))" }
         for (other, same) in [(check.sameAs, true), (check.differsFrom, false)] {
             guard let other else { continue }
-            guard let there = screen.pixel(x: tile.x + other[0], y: tile.y + other[1]) else { return "(\(other[0]), \(other[1])) is off the screen" }
+            guard let there = screen.colour(x: tile.x + other[0], y: tile.y + other[1]) else { return "(\(other[0]), \(other[1])) is off the screen" }
             if (seen.distance(to: there) <= tolerance) != same {
                 return "\(here) and at (\(other[0]), \(other[1])) \(there.hex): they must be \(same ? "the same" : "different") (± \(tolerance))"
             }
@@ -320,14 +332,14 @@ final class CaseRun: @unchecked Sendable {
         return nil
     }
 
-    private func inkProblem(_ check: Expectations.InkCheck, on screen: Screen, tile: ScreenElement) -> String? {
+    private func inkProblem(_ check: Expectations.InkCheck, on screen: Framebuffer, tile: ScreenElement) -> String? {
         let tolerance = check.tolerance ?? 8
         let near = check.near?.pixel(appearance), unlike = (check.unlike ?? []).compactMap { $0.pixel(appearance) }
         func count(_ region: [Int]) -> Int {
             var count = 0
             for y in region[1]..<region[1] + region[3] {
                 for x in region[0]..<region[0] + region[2] {
-                    guard let pixel = screen.pixel(x: tile.x + x, y: tile.y + y) else { continue }
+                    guard let pixel = screen.colour(x: tile.x + x, y: tile.y + y) else { continue }
                     if let near, pixel.distance(to: near) <= tolerance { count += 1 }
                     if !unlike.isEmpty, unlike.allSatisfy({ pixel.distance(to: $0) > tolerance }) { count += 1 }
                 }
@@ -383,6 +395,16 @@ final class CaseRun: @unchecked Sendable {
 final class ExternalSession: ConformanceScreen, @unchecked Sendable {
     static var command: String? {
         ProcessInfo.processInfo.environment["WIDGETHOST_CONFORMANCE_RENDERER"].flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    /// $WIDGETHOST_CONFORMANCE_ROLE_SUBSTITUTES: `ROLE=SUBSTITUTE[;ROLE=SUBSTITUTE…]`, e.g.
+    /// `toggle button=push button` for a renderer on GTK 4.8.
+    var roleSubstitutes: [String: [String]] {
+        let given = ProcessInfo.processInfo.environment["WIDGETHOST_CONFORMANCE_ROLE_SUBSTITUTES"] ?? ""
+        return Dictionary(given.split(separator: ";").compactMap { pair -> (String, [String])? in
+            let sides = pair.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+            return sides.count == 2 ? (sides[0], [sides[1]]) : nil
+        }, uniquingKeysWith: +)
     }
 
     let fixture: HostFixture

@@ -2,6 +2,7 @@ import DBus
 import Foundation
 import PrivateBus
 import Testing
+import VirtualDesktop
 
 /// Whether the GNOME Shell tests run: when gnome-shell is installed, and always
 /// in CI (CI=true), where a missing gnome-shell fails them instead of skipping.
@@ -66,6 +67,13 @@ struct GnomeShellTests {
         #expect(enabled.stdout.contains("true"), "\(enabled)")
         try await shell.drive("find", "Staying", "--role", "push button", "--timeout", "5")
         try await shell.expectNoExtensionErrors()
+    }
+
+    @Test("A tap the app answers with an error shows the host's message on the widget")
+    func errorShown() async throws {
+        let session = try await ShellSession.start()
+        defer { session.stop() }
+        try await session.expectErrorShownOnWidget()
     }
 
     @Test("A Live Activity in the top bar: a pill right of the clock showing its compact presentations, a click opens the app at its URL with a token the shell minted, its expanded presentation in a popup whose link works; it follows Update, a second activity, a host restart, the extension's disabling and End")
@@ -365,16 +373,12 @@ struct GnomeShellTests {
 extension AppPeer {
     /// `LiveActivity.Update` of `activity` with a new content state, its content kept.
     func updateActivity(_ activity: String, state: [String: DBusValue]) async throws {
-        _ = try await connection.call(
-            destination: "org.widgethost.Host1", path: activity, interface: "org.widgethost.Host1.LiveActivity", member: "Update",
-            [.string(""), .vardict(["state": .vardict(state)])])
+        try await update(activity, ["state": .vardict(state)])
     }
 
     /// `LiveActivity.End` of `activity` with the dismissal given.
     func endActivity(_ activity: String, dismissal: String) async throws {
-        _ = try await connection.call(
-            destination: "org.widgethost.Host1", path: activity, interface: "org.widgethost.Host1.LiveActivity", member: "End",
-            [.vardict(["dismissal": .string(dismissal)])])
+        try await end(activity, ["dismissal": .string(dismissal)])
     }
 }
 
@@ -443,29 +447,8 @@ extension GnomeShellSession {
 
     /// Waits until the shell has enabled the extension, then leaves the overview the shell starts in.
     func waitUntilReady() async throws {
-        var state = ""
-        let enabled = await eventually(timeout: 30) {
-            guard shell.process.isRunning else { return false }
-            let info = try? await shellCall("org.gnome.Shell.Extensions.GetExtensionInfo", [Self.uuid])
-            state = info?.stdout ?? ""
-            return state.contains("'state': <1.0>")
-        }
-        guard enabled else {
-            throw PrivateBusError("gnome-shell did not enable \(Self.uuid): \(state)\nits log:\n\(shell.printed().suffix(6000))")
-        }
-        func overviewShown() async -> Bool? {
-            let reply = try? await shellCall("org.freedesktop.DBus.Properties.Get", ["org.gnome.Shell", "OverviewActive"])
-            return reply?.stdout.contains("<true>") == true ? true : reply?.stdout.contains("<false>") == true ? false : nil
-        }
-        // The overview opens once the shell has started up; then Escape closes it.
-        _ = await eventually(timeout: 30) { await overviewShown() == true }
-        let left = await eventually(timeout: 15) {
-            if await overviewShown() == false { return true }
-            try? await press("Escape")
-            try? await Task.sleep(for: .milliseconds(300))
-            return false
-        }
-        guard left else { throw PrivateBusError("the overview did not close on Escape; the shell's log:\n\(shell.printed().suffix(6000))") }
+        try await GnomeShell.waitUntilReady(
+            running: { shell.process.isRunning }, log: { shell.printed() }, call: { try await shellCall($0, $1) }, press: { try await press($0) })
     }
 
     /// `gdbus call` of a method of the shell at /org/gnome/Shell.
@@ -531,23 +514,23 @@ extension HostFixture {
     /// the extension enabled, accessibility on, no animations, no notification banners over the
     /// desktop, the colour scheme, and the groups `more` adds.
     func writeShellSettings(colourScheme: String, more: String = "") throws {
-        let settings = root.appendingPathComponent("config/glib-2.0/settings")
-        try FileManager.default.createDirectory(at: settings, withIntermediateDirectories: true)
-        try """
-        [org/gnome/shell]
-        enabled-extensions=['\(ShellSession.uuid)']
-        welcome-dialog-last-shown-version='999'
+        try GnomeShell.writeSettings(root.appendingPathComponent("config"), colourScheme: colourScheme, more: more)
+    }
 
-        [org/gnome/desktop/interface]
-        toolkit-accessibility=true
-        enable-animations=false
-        color-scheme='\(colourScheme)'
-
-        [org/gnome/desktop/notifications]
-        show-banners=false
-
-        \(more)
-        """.write(to: settings.appendingPathComponent("keyfile"), atomically: true, encoding: .utf8)
+    /// The keys of the settings at `path` as GSettings wrote them in the keyfile it uses with
+    /// GSETTINGS_BACKEND=keyfile (GVariant text), by name.
+    func keyfileSettings(_ path: String) -> [String: String] {
+        let keyfile = root.appendingPathComponent("config/glib-2.0/settings/keyfile")
+        var values: [String: String] = [:]
+        var inSection = false
+        for line in ((try? String(contentsOf: keyfile, encoding: .utf8)) ?? "").split(separator: "\n") {
+            if line.hasPrefix("[") {
+                inSection = line == "[\(path)]"
+            } else if inSection, let equals = line.firstIndex(of: "=") {
+                values[String(line[..<equals])] = String(line[line.index(after: equals)...])
+            }
+        }
+        return values
     }
 
     /// The Tap Me app's own connection, its widgets registered.
@@ -647,19 +630,7 @@ final class ShellSession: ScreenSession, GnomeShellSession, @unchecked Sendable 
     }
 
     /// The extension's keys as GSettings wrote them in the keyfile (GVariant text), by name.
-    func extensionSettings() -> [String: String] {
-        let keyfile = fixture.root.appendingPathComponent("config/glib-2.0/settings/keyfile")
-        var values: [String: String] = [:]
-        var inSection = false
-        for line in ((try? String(contentsOf: keyfile, encoding: .utf8)) ?? "").split(separator: "\n") {
-            if line.hasPrefix("[") {
-                inSection = line == "[org/gnome/shell/extensions/widgethost]"
-            } else if inSection, let equals = line.firstIndex(of: "=") {
-                values[String(line[..<equals])] = String(line[line.index(after: equals)...])
-            }
-        }
-        return values
-    }
+    func extensionSettings() -> [String: String] { fixture.keyfileSettings("org/gnome/shell/extensions/widgethost") }
 
     /// Opens the extension's preferences as a person does, with `gnome-extensions prefs`: the shell
     /// asks org.gnome.Shell.Extensions (the shell's preferences service, started here by D-Bus

@@ -2,10 +2,13 @@ import DBus
 import Foundation
 import PrivateBus
 import Testing
+import VirtualDesktop
 
-/// The GNOME Shell extension in a real gnome-shell running as a Wayland
-/// compositor (headless, one virtual monitor, no Xwayland), where the token a
-/// tap carries is an xdg-activation token that Mutter honours or not. The app
+/// The GNOME Shell extension, and widget-board as a Wayland client, in a real
+/// gnome-shell running as a Wayland compositor (headless, one virtual monitor,
+/// no Xwayland), where the token a tap carries is an xdg-activation token that
+/// Mutter honours or not; a tap with a token Mutter did not mint, or none, is
+/// the negative control that shows the token is what raises the app. The app
 /// is a GTK 4 application (Tests/Fixtures/gapp/tapme_gtk.py) with a window, a
 /// Wayland client of that shell; clicks are real pointer events through
 /// Mutter's remote desktop API (Tests/Fixtures/gnome-shell/wayland.py). The
@@ -14,48 +17,20 @@ import Testing
 @Suite("GNOME Shell extension on Wayland", .serialized, .timeLimit(.minutes(2)),
     .enabled(if: gnomeShellTestsRun, "gnome-shell is not installed (apt-get install gnome-shell)"))
 struct GnomeShellWaylandTests {
-    @Test("On Wayland, a click on a widget opens the GTK app with an xdg-activation token the shell minted, and Mutter honours it: the app's window, behind another app's, gets the focus")
+    @Test("On Wayland, a click on a widget opens the GTK app with an xdg-activation token the shell minted, and Mutter honours it: the app's window, behind another app's, gets the focus; a tap with a made-up token or none leaves it behind")
     func activationRaisesWindow() async throws {
         let shell = try await WaylandShellSession.start()
         defer { shell.stop() }
-        try await shell.place(try exampleFile("tap-me/red.json"))
+        let widget = try await shell.place(try exampleFile("tap-me/red.json"))
         let red = try await shell.element("Tap for red", role: "push button")
         #expect(red.width == 170 && red.height == 170, "\(red)")
-
-        // The app's window, then another app's window in front of it with the focus.
-        try await shell.activateTapMe()
-        _ = try await shell.waitForRecord { $0["call"] as? String == "window" && $0["active"] as? Bool == true }
-        try shell.startOtherApp()
-        var windows: [[String: Any]] = []
-        let behind = await eventually(timeout: 10) {
-            windows = (try? await shell.windows()) ?? []
-            return WaylandShellSession.focused(windows) == "org.example.Other"
-        }
-        #expect(behind, "another app's window must have the focus before the tap: \(windows)")
-        let lost = try await shell.waitForRecord { $0["call"] as? String == "window" && $0["active"] as? Bool == false }
+        let lost = try await shell.putTapMeBehind()
+        try await shell.expectTapsWithoutMintedTokensLeaveTheAppBehind(widget)
 
         // A click on the widget: the app opens its URL with the token the shell minted for the click.
+        let opened = shell.opens().count
         try await shell.click(red)
-        let open = try await shell.waitForRecord { $0["call"] as? String == "open" }
-        #expect(open["uris"] as? [String] == ["tap-me-widget://show-red"])
-        let platform = open["platform_data"] as? [String: String] ?? [:]
-        // On Wayland without X11, Mutter's launch context makes the token a random UUID of its own
-        // (on X11 it is a startup id, 'gnome-shell/…_TIME…'); the host passes it under both names.
-        let token = platform["activation-token"] ?? ""
-        #expect(token.wholeMatch(of: /'[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}'/) != nil,
-            "the app must receive an xdg-activation token the shell minted: \(platform)")
-        let startupID = platform["desktop-startup-id"]
-        #expect(startupID == token, "\(platform)")
-
-        // GTK hands the token to the compositor as it presents the window, and Mutter honours
-        // a token of its own launch context: the window gets the focus back.
-        let since = max(open["time"] as? Double ?? 0, lost["time"] as? Double ?? 0)
-        let raised = await eventually(timeout: 10) {
-            shell.records().contains { $0["call"] as? String == "window" && $0["active"] as? Bool == true && ($0["time"] as? Double ?? 0) > since }
-        }
-        #expect(raised, "Mutter must honour the token and give the app's window the focus; the app recorded \(shell.records())")
-        windows = try await shell.windows()
-        #expect(WaylandShellSession.focused(windows) == "org.example.TapMe", "the shell's focus window: \(windows)")
+        try await shell.expectRaised(since: lost, byTapOn: "tap-me-widget://show-red", after: opened)
 
         // Drawn on Wayland as on X11: the red widget's colour fills it.
         try await shell.park()
@@ -63,6 +38,97 @@ struct GnomeShellWaylandTests {
         let picture = try await shell.screenshot("gnome-shell-wayland.png", at: [corner])
         #expect(picture.at["\(corner.0),\(corner.1)"] == "#ff0000" && picture.colours >= 8, "\(picture)")
         try await shell.expectNoExtensionErrors()
+    }
+
+    @Test("On Wayland, widget-board runs as a Wayland client of the shell, and a click on its widget raises the app's window from behind another's with the token GTK got from Mutter; a tap with a made-up token or none leaves it behind")
+    func boardRaisesWindow() async throws {
+        // The extension draws no widgets here: the board's are the only ones on the screen.
+        let shell = try await WaylandShellSession.start(settings: "[org/gnome/shell/extensions/widgethost]\nshow-widgets=false\n")
+        defer { shell.stop() }
+        let widget = try await shell.place(try exampleFile("tap-me/red.json"))
+        try shell.startBoard()
+        let red = try await shell.boardElement("Tap for red", role: "push button", colour: "#ff0000")
+        let lost = try await shell.putTapMeBehind()
+        try await shell.expectTapsWithoutMintedTokensLeaveTheAppBehind(widget)
+        let opened = shell.opens().count
+        // The click's devices stay while the app takes the token to Mutter, as a person's pointer does.
+        async let clicked: Void = shell.click(red, hold: 8)
+        try await shell.expectRaised(since: lost, byTapOn: "tap-me-widget://show-red", after: opened)
+        try await clicked
+    }
+}
+
+extension WaylandShellSession {
+    /// Opens the Tap Me app's window, then another app's window in front of it, which takes the
+    /// focus; returns Tap Me's record of losing it.
+    func putTapMeBehind() async throws -> [String: Any] {
+        try await activateTapMe()
+        _ = try await waitForRecord { $0["call"] as? String == "window" && $0["active"] as? Bool == true }
+        try startOtherApp()
+        var windows: [[String: Any]] = []
+        let behind = await eventually(timeout: 10) {
+            windows = (try? await self.windows()) ?? []
+            return Self.focused(windows) == "org.example.Other"
+        }
+        #expect(behind, "another app's window must have the focus before the tap: \(windows)")
+        return try await waitForRecord { $0["call"] as? String == "window" && $0["active"] as? Bool == false }
+    }
+
+    /// The negative control: `widget` tapped straight on the bus, as a renderer that asked its
+    /// compositor for nothing would, with a token Mutter never minted and then with none. The app
+    /// opens the URL each time, with what the tap carried, and presents its window; Mutter raises
+    /// it for neither, so the app's window stays behind the other's.
+    func expectTapsWithoutMintedTokensLeaveTheAppBehind(_ widget: String) async throws {
+        let renderer = try await fixture.connect()
+        defer { renderer.close() }
+        for token in ["bogus", nil] as [String?] {
+            let before = opens().count
+            let (outcome, _) = try await renderer.tap(widget, "", token.map { ["activation_token": .string($0)] } ?? [:])
+            #expect(outcome == "open-url")
+            let open = try await waitForRecord { _ in self.opens().count > before }
+            let received = opens().last ?? [:]
+            let platform = received["platform_data"] as? [String: String] ?? [:]
+            #expect(platform["activation-token"] == token.map { "'\($0)'" }, "the app gets the token the tap carried: \(received)")
+            // The app presents its window at once; Mutter has time to raise it, which it must not.
+            try await Task.sleep(for: .seconds(3))
+            let focused = Self.focused(try await windows())
+            let what = token.map { "the token '\($0)'" } ?? "no token"
+            #expect(focused == "org.example.Other", "with \(what) the app's window must stay behind, yet \(focused ?? "nothing") has the focus")
+            let since = received["time"] as? Double ?? open["time"] as? Double ?? 0
+            #expect(!records().contains { $0["call"] as? String == "window" && $0["active"] as? Bool == true && ($0["time"] as? Double ?? 0) >= since },
+                "the app's window became active with \(what): \(records())")
+        }
+    }
+
+    /// The URLs the app was asked to open, in order.
+    func opens() -> [[String: Any]] { records().filter { $0["call"] as? String == "open" } }
+
+    /// A real click's tap, the app's open after the first `opened`: the app opens `url` with an
+    /// xdg-activation token Mutter minted (a UUID, as `activation-token` and `desktop-startup-id`),
+    /// and its window, behind since `lost`, gets the focus, as both the app and the shell say.
+    func expectRaised(since lost: [String: Any], byTapOn url: String, after opened: Int) async throws {
+        _ = try await waitForRecord { _ in self.opens().count > opened }
+        let open = opens()[opened]
+        #expect(open["uris"] as? [String] == [url])
+        let platform = open["platform_data"] as? [String: String] ?? [:]
+        // On Wayland without X11, Mutter's tokens are random UUIDs of its own: as its launch context
+        // gives them to the shell, and with the time of the request after them (_TIME…) as its
+        // xdg_activation_v1 gives them to a client. (On X11 a startup id, 'gnome-shell/…_TIME…'.)
+        // The host passes the token under both names.
+        let token = platform["activation-token"] ?? ""
+        #expect(token.wholeMatch(of: /'[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(_TIME[0-9]+)?'/) != nil,
+            "the app must receive an xdg-activation token Mutter minted: \(platform)")
+        #expect(platform["desktop-startup-id"] == token, "\(platform)")
+
+        // GTK hands the token to the compositor as it presents the window, and Mutter honours a
+        // token of its own: the window gets the focus back.
+        let since = max(open["time"] as? Double ?? 0, lost["time"] as? Double ?? 0)
+        let raised = await eventually(timeout: 10) {
+            self.records().contains { $0["call"] as? String == "window" && $0["active"] as? Bool == true && ($0["time"] as? Double ?? 0) > since }
+        }
+        #expect(raised, "Mutter must honour the token and give the app's window the focus; the app recorded \(records())")
+        let windows = try await windows()
+        #expect(Self.focused(windows) == "org.example.TapMe", "the shell's focus window: \(windows)")
     }
 }
 
@@ -82,6 +148,7 @@ final class WaylandShellSession: GnomeShellSession, @unchecked Sendable {
     /// What a GTK app runs with to show its windows on the shell.
     let gtkEnvironment: [String: String]
     private var other: Launched?
+    private var board: Launched?
 
     private init(
         fixture: HostFixture, systemBus: PrivateBus, shell: Launched, record: String, app: AppPeer, environment: [String: String],
@@ -96,7 +163,8 @@ final class WaylandShellSession: GnomeShellSession, @unchecked Sendable {
         self.gtkEnvironment = gtkEnvironment
     }
 
-    static func start() async throws -> WaylandShellSession {
+    /// `settings`: more groups of the GSettings keyfile (see `HostFixture.writeShellSettings`).
+    static func start(settings more: String = "") async throws -> WaylandShellSession {
         let fixture = try await HostFixture.make()
         var systemBus: PrivateBus?
         var shell: Launched?
@@ -110,7 +178,7 @@ final class WaylandShellSession: GnomeShellSession, @unchecked Sendable {
                 "org.example.TapMe", script: "Tests/Fixtures/gapp/tapme_gtk.py", entry: "Tests/Fixtures/gapp/tapme_gtk.desktop",
                 recordVariable: "WIDGETHOST_TEST_RECORD", settings: gtkEnvironment.merging(["WIDGETHOST_TEST_LINGER": "30"]) { _, new in new })
             // New windows in the middle of the screen, off the widgets at the top left.
-            let prepared = try await fixture.prepareGnomeShell(settings: "[org/gnome/mutter]\ncenter-new-windows=true\n")
+            let prepared = try await fixture.prepareGnomeShell(settings: "[org/gnome/mutter]\ncenter-new-windows=true\n\n" + more)
             systemBus = prepared.systemBus
             shell = try fixture.launch(
                 "/usr/bin/gnome-shell",
@@ -146,9 +214,11 @@ final class WaylandShellSession: GnomeShellSession, @unchecked Sendable {
         try await wayland(["key", name])
     }
 
-    /// Clicks the centre of `element` with the pointer.
-    func click(_ element: ScreenElement) async throws {
-        try await wayland(["click", "\(element.x + element.width / 2)", "\(element.y + element.height / 2)"])
+    /// Clicks the centre of `element` with the pointer; with `hold`, the pointer and the keyboard
+    /// stay that many seconds more (see wayland.py: a token a client asked for is honoured only
+    /// while the pointer that clicked is there).
+    func click(_ element: ScreenElement, hold: Double = 0) async throws {
+        try await wayland(["click", "\(element.x + element.width / 2)", "\(element.y + element.height / 2)"] + (hold > 0 ? ["--hold", "\(hold)"] : []))
     }
 
     /// Moves the pointer off the desktop's widgets.
@@ -194,8 +264,39 @@ final class WaylandShellSession: GnomeShellSession, @unchecked Sendable {
             environment: gtkEnvironment.merging(["WIDGETHOST_TEST_RECORD": fixture.root.appendingPathComponent("other.jsonl").path]) { _, new in new })
     }
 
+    /// Starts widget-board as a Wayland client of the shell (GDK's Wayland backend), its
+    /// accessible tree on the test's AT-SPI bus.
+    func startBoard() throws {
+        var environment = gtkEnvironment
+        environment.removeValue(forKey: "GTK_A11Y")
+        board = try fixture.launch(
+            "/usr/bin/python3", [repositoryRoot.appendingPathComponent("renderers/gtk/widget-board").path, "--theme", "light"],
+            environment: environment.merging(self.environment) { gtk, _ in gtk })
+    }
+
+    /// An element of the board's window that `colour` fills, on the screen. AT-SPI finds it once
+    /// the board shows it, with its size, but places it in the window: a Wayland client does not
+    /// know where the compositor put its window. The screen, as the shell shows it, places it.
+    func boardElement(_ name: String, role: String, colour: String) async throws -> ScreenElement {
+        // Inside the board's application, not the shell's (drive.py takes the last --app given).
+        let result = try await tryDrive(["--app", "widget-board", "find", name, "--role", role, "--timeout", "20"])
+        guard result.succeeded else {
+            Issue.record("the board shows no \(role) '\(name)': \(result)\nboard: \(board?.printed() ?? "")")
+            throw PrivateBusError("no such element")
+        }
+        let element = try JSONDecoder().decode(ScreenElement.self, from: Data(result.stdout.utf8))
+        let located = try await wayland(["locate", try screenshotFile("gnome-shell-wayland-board.png").path, colour])
+        let place = try JSONSerialization.jsonObject(with: Data(located.utf8)) as? [String: Int] ?? [:]
+        #expect(abs((place["width"] ?? 0) - element.width) <= 2 && abs((place["height"] ?? 0) - element.height) <= 2,
+            "the screen's \(colour) is \(place), the board's \(element)")
+        return ScreenElement(
+            name: element.name, role: element.role, x: place["x"] ?? 0, y: place["y"] ?? 0, width: element.width, height: element.height,
+            seen: element.seen, states: element.states)
+    }
+
     func stop() {
         app.close()
+        if let board { endProcess(board.process) }
         if let other { endProcess(other.process) }
         endProcess(shell.process)
         systemBus.stop()

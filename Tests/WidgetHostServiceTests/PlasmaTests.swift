@@ -360,6 +360,10 @@ final class PlasmaSession: ScreenSession, ConformanceScreen, @unchecked Sendable
     }
 
     /// Draws from now on in `appearance`: plasmoidviewer started again in its colour scheme.
+    /// Qt's accessibility has no toggle-button role and no level-bar role: a toggle is a push
+    /// button whose `checked` state follows `isOn`, and a gauge a progress bar.
+    var roleSubstitutes: [String: [String]] { ["toggle button": ["push button"], "level bar": ["progress bar"]] }
+
     func show(_ appearance: ConformanceCase.Appearance) async throws {
         guard appearance != self.appearance else { return }
         printedBefore += viewer.printed()

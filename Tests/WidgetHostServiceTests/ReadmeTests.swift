@@ -139,10 +139,12 @@ struct DocumentTests {
     /// Code a guide shows but does not run is quoted from a file the tests do
     /// run, so it cannot drift from what works: the token minting from the
     /// board (its tests click on a virtual display), the Swift app from the
-    /// example the app guide runs.
+    /// example the app guide runs, the Waybar module from its snippet (which
+    /// Waybar loads in the bars' tests).
     @Test("Code the guides quote without running is the repository's code, verbatim", arguments: [
-        ("docs/guides/renderer.md", "python", "renderers/gtk/widgetboard/board.py"),
+        ("docs/guides/renderer.md", "python", "renderers/gtk/widgetboard/taps.py"),
         ("docs/guides/app.md", "swift", "examples/swift/TapMe/main.swift"),
+        ("README.md", "jsonc", "examples/bars/waybar/config.jsonc"),
     ])
     func quotedCode(document: String, language: String, source: String) throws {
         let text = try String(contentsOf: repositoryRoot.appendingPathComponent(document), encoding: .utf8)

@@ -2,6 +2,7 @@ import DBus
 import Foundation
 import PrivateBus
 import Testing
+import VirtualDesktop
 
 /// What drive.py prints of an element on the screen.
 struct ScreenElement: Decodable, CustomStringConvertible {
@@ -45,6 +46,16 @@ extension RendererSession {
         return path
     }
 
+    /// A tap the app answers with an error is not dropped silently: the renderer shows the host's
+    /// ActivationFailed message on the widget. Tap Me answers an action it does not have with
+    /// InvalidArgs (Tests/Fixtures/gapp/tapme_gapp.py), so a button naming one makes the error.
+    func expectErrorShownOnWidget() async throws {
+        try await place(#"{"type":"button","id":"nope","action":"no-such-action","label":"Nope","children":[{"type":"text","text":"Nope"}]}"#)
+        try await drive("click", "Nope", "--role", "push button")
+        try await drive("find", "org.example.TapMe answered ActivateAction with org.freedesktop.DBus.Error.InvalidArgs", "--prefix", "--role", "label")
+        #expect(!records().contains { $0["action"] as? String == "no-such-action" }, "the app recorded no such action: \(records())")
+    }
+
     /// Removes a placed widget, as the app (or a gallery) does.
     func remove(_ widget: String) async throws {
         _ = try await app.connection.call(
@@ -74,9 +85,7 @@ extension RendererSession {
     /// Starts the delivery example's Live Activity for order 1234, `eta` minutes away; returns its path.
     @discardableResult
     func startDelivery(eta: Int64 = 10, options: [String: DBusValue] = [:]) async throws -> String {
-        try await app.startActivity(
-            "DeliveryAttributes", try exampleFile("delivery/activity.json"),
-            options.merging(["attributes": .vardict(["order": .string("1234")]), "state": .vardict(["eta_minutes": .int64(eta)])]) { given, _ in given })
+        try await app.startDelivery(eta: eta, options: options)
     }
 
     /// Runs drive.py with `arguments` and returns what it did, failed or not.
@@ -220,22 +229,6 @@ extension ScreenSession {
     }
 }
 
-/// Ends a process (SIGTERM, SIGKILL after 5 s) and waits until it is gone.
-func endProcess(_ process: Process) {
-    guard process.isRunning else { return }
-    process.terminate()
-    for _ in 0..<100 where process.isRunning { usleep(50_000) }
-    if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-    process.waitUntilExit()
-}
-
-extension VirtualDisplay {
-    /// The colour of the screen at x, y as "#rrggbb"; nil when it cannot be read.
-    func colour(x: Int, y: Int) -> String? {
-        Screen(framebuffer)?.pixel(x: x, y: y).map(\.hex)
-    }
-}
-
 /// An RGB colour of the screen.
 struct Pixel: Equatable {
     var r: Int, g: Int, b: Int
@@ -256,29 +249,10 @@ struct Pixel: Equatable {
     func distance(to other: Pixel) -> Int { max(abs(r - other.r), abs(g - other.g), abs(b - other.b)) }
 }
 
-/// What the screen showed when it was read: Xvfb's framebuffer file (XWD, 32 bits a pixel,
-/// as widgetboard/screenshot.py reads it), read once for many pixels.
-struct Screen {
-    private let data: Data
-    private let start: Int, width: Int, height: Int, bytesPerLine: Int, littleEndian: Bool
-
-    init?(_ framebuffer: String) {
-        guard let data = FileManager.default.contents(atPath: framebuffer), data.count >= 100 else { return nil }
-        func field(_ index: Int) -> Int {
-            data[index * 4..<index * 4 + 4].reduce(0) { $0 << 8 | Int($1) }
-        }
-        guard field(11) == 32 else { return nil }
-        self.data = data
-        (start, width, height, bytesPerLine, littleEndian) = (field(0) + field(19) * 12, field(4), field(5), field(12), field(7) == 0)
-    }
-
-    func pixel(x: Int, y: Int) -> Pixel? {
-        guard (0..<width).contains(x), (0..<height).contains(y) else { return nil }
-        let at = start + y * bytesPerLine + x * 4
-        guard at + 4 <= data.count else { return nil }
-        let base = data.startIndex + at
-        let (p0, p1, p2, p3) = (Int(data[base]), Int(data[base + 1]), Int(data[base + 2]), Int(data[base + 3]))
-        return littleEndian ? Pixel(r: p2, g: p1, b: p0) : Pixel(r: p1, g: p2, b: p3)
+extension Framebuffer {
+    /// The screen's colour at x, y as a ``Pixel``; nil outside the screen.
+    func colour(x: Int, y: Int) -> Pixel? {
+        pixel(x: x, y: y).map { Pixel(r: Int($0 >> 16 & 0xff), g: Int($0 >> 8 & 0xff), b: Int($0 & 0xff)) }
     }
 }
 

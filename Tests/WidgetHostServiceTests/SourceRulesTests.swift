@@ -51,6 +51,27 @@ struct SourceRulesTests {
         #expect(found.isEmpty, "use the generated names (docs/interfaces.md) instead of:\n\(found.joined(separator: "\n"))")
     }
 
+    /// What only WidgetHostSystem may do for the model: system calls, threads
+    /// of its own, the allocator, and files through Foundation.
+    static var systemAccess: some RegexComponent { #/import\s+(Glibc|Musl|Darwin|Dispatch|CAllocator)\b|canImport\((Glibc|Musl|Darwin)\)|(FileManager|FileHandle|DispatchQueue|ProcessInfo)|contentsOf(File|Directory)|(Data|String)\(contentsOf|write\(to(File)?:\s*[^&\s]|resolvingSymlinksInPath/# }
+
+    @Test("the model (Sources/WidgetHostCore) does no I/O: no Glibc, no Dispatch, no file APIs — WidgetHostSystem does them")
+    func modelDoesNoIO() {
+        #expect(
+            "import Glibc\n#if canImport(Glibc)\nFileManager.default\nDispatchQueue.global()\ntry Data(contentsOf: url)\ndata.write(to: url)\nvalue.write(to: &writer)"
+                .matches(of: Self.systemAccess).count == 6)
+        var found: [String] = []
+        for (path, text) in Self.swiftFiles(under: ["Sources/WidgetHostCore"]) {
+            for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated()
+            where line.contains(Self.systemAccess) {
+                found.append("\(path):\(number + 1): \(line.trimmingCharacters(in: .whitespaces))")
+            }
+        }
+        #expect(
+            found.isEmpty,
+            "the model reaches the system through its protocols (FileSource, ProcessFiles, StateJournal), which WidgetHostSystem implements:\n\(found.joined(separator: "\n"))")
+    }
+
     @Test("the binding (Sources/DBus) never mentions widgethost")
     func bindingKnowsNothingOfWidgets() {
         let found = Self.swiftFiles(under: ["Sources/DBus"]).filter { $0.text.lowercased().contains("widgethost") }.map(\.path)

@@ -15,6 +15,30 @@ let buildDirectory: String = {
 let repositoryRoot: URL = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
     .deletingLastPathComponent()
 
+/// The fixtures' temporary folders not removed yet. A fixture's folder goes once its host has
+/// written its last state and gone, which can be after the test that stopped it has ended: the
+/// test process waits for those removals as it exits (up to 10 s), then removes what is left.
+enum FixtureFolders {
+    static let removals = DispatchGroup()
+    private static let pending = Mutex<Set<String>>([])
+    private static let exitHook: Void = { atexit { FixtureFolders.finish() } }()
+
+    static func add(_ root: URL) {
+        _ = exitHook
+        pending.withLock { _ = $0.insert(root.path) }
+    }
+
+    static func remove(_ root: URL) {
+        try? FileManager.default.removeItem(at: root)
+        pending.withLock { _ = $0.remove(root.path) }
+    }
+
+    private static func finish() {
+        _ = removals.wait(timeout: .now() + 10)
+        for path in pending.withLock({ $0 }) { try? FileManager.default.removeItem(atPath: path) }
+    }
+}
+
 /// A private bus, temporary XDG folders and (optionally) a running widget-hostd.
 final class HostFixture: @unchecked Sendable {
     let root: URL
@@ -25,9 +49,11 @@ final class HostFixture: @unchecked Sendable {
     private var host: Process?
     let hostLog: URL
 
-    /// Creates the folders and the bus. `desktopEntries` go to $XDG_DATA_HOME/applications.
-    init(desktopEntries: [String: String] = [:]) throws {
+    /// Creates the folders and the bus. `desktopEntries` go to $XDG_DATA_HOME/applications;
+    /// `busUsers` are other accounts the bus lets in (see `PrivateBus`).
+    init(desktopEntries: [String: String] = [:], busUsers: [String] = []) throws {
         root = FileManager.default.temporaryDirectory.appendingPathComponent("wh-test-\(UUID().uuidString.prefix(8))")
+        FixtureFolders.add(root)
         dataHome = root.appendingPathComponent("data")
         dataDir = root.appendingPathComponent("sysdata")
         hostLog = root.appendingPathComponent("host.log")
@@ -43,7 +69,7 @@ final class HostFixture: @unchecked Sendable {
         env["XDG_CONFIG_HOME"] = root.appendingPathComponent("config").path
         env["XDG_CONFIG_DIRS"] = root.appendingPathComponent("config").path
         env["XDG_STATE_HOME"] = root.appendingPathComponent("state").path
-        bus = try PrivateBus(environment: env)
+        bus = try PrivateBus(environment: env, allowUsers: busUsers)
         environment = bus.environment(base: env)
     }
 
@@ -53,10 +79,10 @@ final class HostFixture: @unchecked Sendable {
 
     /// Starts the bus once fewer than `HostFixture.gate`'s limit of fixtures run,
     /// so a parallel test run does not start dozens of daemons at once on a small machine.
-    static func make(desktopEntries: [String: String] = [:]) async throws -> HostFixture {
+    static func make(desktopEntries: [String: String] = [:], busUsers: [String] = []) async throws -> HostFixture {
         await gate.acquire()
         do {
-            return try HostFixture(desktopEntries: desktopEntries)
+            return try HostFixture(desktopEntries: desktopEntries, busUsers: busUsers)
         } catch {
             await gate.release()
             throw error
@@ -77,16 +103,18 @@ final class HostFixture: @unchecked Sendable {
             // The host writes its state as it stops: remove the folder once it is gone.
             host.terminate()
             let root = self.root
+            FixtureFolders.removals.enter()
             DispatchQueue.global(qos: .utility).async {
                 for _ in 0..<500 where host.isRunning { usleep(10_000) }
                 if host.isRunning {
                     kill(host.processIdentifier, SIGKILL)
                     host.waitUntilExit()
                 }
-                try? FileManager.default.removeItem(at: root)
+                FixtureFolders.remove(root)
+                FixtureFolders.removals.leave()
             }
         } else {
-            try? FileManager.default.removeItem(at: root)
+            FixtureFolders.remove(root)
         }
         Task { await Self.gate.release() }
     }
@@ -279,22 +307,4 @@ struct Launched {
     let output: URL
     func printed() -> String { (try? String(contentsOf: output, encoding: .utf8)) ?? "" }
     func stop() { if process.isRunning { process.terminate() } }
-}
-
-/// The processes whose environment holds `variable=value`: a run gives what it
-/// starts a mark of its own, and whatever still carries it afterwards was left
-/// behind (apps a bus started by D-Bus activation inherit the bus's environment,
-/// so they carry it too).
-func processesMarked(_ variable: String, _ value: String) -> [String] {
-    let wanted = Data("\(variable)=\(value)".utf8)
-    let pids = (try? FileManager.default.contentsOfDirectory(atPath: "/proc"))?.filter { $0.allSatisfy(\.isNumber) } ?? []
-    return pids.compactMap { pid in
-        guard let environ = FileManager.default.contents(atPath: "/proc/\(pid)/environ"),
-            environ.split(separator: 0).contains(where: { Data($0) == wanted })
-        else { return nil }
-        let command = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline").map {
-            String(decoding: $0.map { $0 == 0 ? UInt8(ascii: " ") : $0 }, as: UTF8.self)
-        }
-        return "\(pid): \(command ?? "?")"
-    }
 }

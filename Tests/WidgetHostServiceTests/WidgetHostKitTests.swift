@@ -40,6 +40,32 @@ struct WidgetHostKitTests {
         #expect(received.all == ["kit://in-time"])
     }
 
+    @Test("close() cancels the handlers still running: a delivery the app is still handling does not outlive it")
+    func closeCancelsHandlers() async throws {
+        let fixture = try await HostFixture.make()
+        defer { fixture.stop() }
+        try await fixture.startHost()
+        let received = Received()
+        let app = WidgetHostApp(appID: "org.example.Kit", schemes: ["kit"], bundle: Self.bundle)
+        app.onOpenURL { url, _ in
+            received.add("started \(url)")
+            do { try await Task.sleep(for: .seconds(120)) } catch { received.add("cancelled \(url)") }
+        }
+        try await app.connect(.address(fixture.bus.address))
+        defer { app.close() }
+        let caller = try await fixture.connect()
+        defer { caller.close() }
+        let call = Task {
+            try? await caller.call(
+                destination: "org.example.Kit", path: "/org/example/Kit", interface: "org.widgethost.App1", member: "OpenURL",
+                [.string("kit://slow"), .vardict([:])])
+        }
+        #expect(await eventually { received.all == ["started kit://slow"] })
+        app.close()
+        #expect(await eventually { received.all == ["started kit://slow", "cancelled kit://slow"] })
+        _ = await call.value
+    }
+
     @Test("An app's handlers get URLs, user activities and actions, typed, from a renderer's taps")
     func appAndRenderer() async throws {
         let fixture = try await HostFixture.make()
@@ -239,6 +265,32 @@ struct WidgetHostKitTests {
         let tap = try await runCommand(renderer, ["tap", "w2", "label", "--token", "tok-2"], environment: fixture.environment)
         #expect(tap.stdout == "open-url tap-me-widget://show-green\n", "\(tap.stdout)\(tap.stderr)")
         #expect(await eventually { printed().contains("Tap Me opened tap-me-widget://show-green (activation token tok-2)") }, "\(printed())")
+    }
+
+    @Test("A renderer reads the most relevant activity's presentations in words: bound state and attributes filled in as the other renderers fill them, an icon's label, the text when a key is missing")
+    func activityInWords() async throws {
+        let fixture = try await HostFixture.make()
+        defer { fixture.stop() }
+        try await fixture.startHost()
+        let renderer = try await WidgetHostRenderer.connect(.address(fixture.bus.address))
+        defer { renderer.close() }
+        #expect(try await renderer.mostRelevantActivity() == nil)
+        let app = try await AppPeer(fixture, appID: "org.example.Words")
+        defer { app.close() }
+        let icon = #"{"type":"image","icon":"package-x-generic-symbolic","label":"Parcel"}"#
+        let content = """
+            {"lockScreen":\(icon),"minimal":\(icon),"compactLeading":\(icon),
+             "compactTrailing":{"type":"hstack","children":[{"type":"text","bind":"attributes.order","format":"#{}"},{"type":"text","bind":"state.eta","format":"{} min","text":"soon"}]},
+             "expanded":{"type":"vstack","children":[{"type":"text","bind":"state.where","text":"?"},{"type":"text","bind":"state.missing","text":"no key"},{"type":"text","bind":"state.late","text":"-"}]}}
+            """
+        _ = try await app.startActivity("Words", content, [
+            "attributes": .vardict(["order": .int32(1234)]),
+            "state": .vardict(["eta": .double(9), "where": .vardict(["street": .string("Main"), "city": .string("Leeds")]), "late": .bool(false)]),
+        ])
+        let activity = try #require(try await renderer.mostRelevantActivity())
+        #expect(activity.text(of: .compactLeading) == "Parcel", "an icon alone gives its label")
+        #expect(activity.text(of: .compactTrailing) == "#1234 9 min", "a whole double without its fraction, as JavaScript and Python print it")
+        #expect(activity.text(of: .expanded) == #"{"city":"Leeds","street":"Main"} no key false"#, "other values as JSON; a missing key shows the text")
     }
 }
 

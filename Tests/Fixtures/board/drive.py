@@ -38,6 +38,7 @@ import pyatspi
 
 WINDOW_TITLE = "Widget Board"
 APP = None  # --app: the only application looked in, whose extents are the screen's
+PREFIX = False  # --prefix: a name that begins with the one asked for matches too
 
 
 def board_apps():
@@ -63,11 +64,12 @@ def walk(accessible, depth=0):
 
 
 def showing(accessible):
-    """Whether it is drawn: GTK marks what is mapped VISIBLE (and SHOWING only in later versions); gnome-shell
-    marks an actor VISIBLE while it is itself shown, even inside a hidden popup menu, and SHOWING when it is mapped."""
+    """Whether it is drawn: GTK 4 marks what is mapped VISIBLE (and SHOWING only in later versions); gnome-shell
+    marks an actor VISIBLE while it is itself shown, even inside a hidden popup menu, and SHOWING when it is mapped,
+    as GTK 3 (Waybar) does a widget inside a hidden one."""
     try:
         states = accessible.getState()
-        if APP == "gnome-shell":
+        if APP in ("gnome-shell", "waybar"):
             return states.contains(pyatspi.STATE_SHOWING)
         return states.contains(pyatspi.STATE_VISIBLE) or states.contains(pyatspi.STATE_SHOWING)
     except Exception:  # noqa: BLE001 - an object that went away while we looked
@@ -85,7 +87,7 @@ def matches(name, role):
     for app in board_apps():
         for accessible, _ in walk(app):
             try:
-                if accessible.name == name and (role is None or accessible.getRoleName() in role.split("|")) and showing(accessible):
+                if (accessible.name.startswith(name) if PREFIX else accessible.name == name) and (role is None or accessible.getRoleName() in role.split("|")) and showing(accessible):
                     yield accessible
             except Exception:  # noqa: BLE001
                 continue
@@ -190,9 +192,11 @@ def main():
     parser.add_argument("--timeout", type=float, default=10)
     parser.add_argument("--app")
     parser.add_argument("--button", type=int, default=1)
+    parser.add_argument("--prefix", action="store_true", help="a name that begins with NAME matches too")
     options = parser.parse_args()
-    global APP
+    global APP, PREFIX
     APP = options.app
+    PREFIX = options.prefix
     if options.command == "focus":
         # As a person does: with the pointer over the window, Tab until it has the focus.
         found = find(options.args[0], options.role, options.timeout)

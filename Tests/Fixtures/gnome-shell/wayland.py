@@ -3,8 +3,11 @@
 compositor on the session bus in $DBUS_SESSION_BUS_ADDRESS, for the
 extension's tests (xdotool, which drive.py clicks with, needs an X display).
 
-    wayland.py click X Y [--button N]   move the pointer to X, Y and click (button 1,
-                                         or 3 for a secondary click)
+    wayland.py click X Y [--button N] [--hold S]
+                                         move the pointer to X, Y and click (button 1,
+                                         or 3 for a secondary click); with --hold, with a
+                                         keyboard too (a Shift pressed before), kept S
+                                         seconds more with the pointer
     wayland.py park                      move the pointer to the bottom right corner
     wayland.py key NAME...               press and release keys (GDK names: Escape, Return)
     wayland.py windows                   print the shell's windows as JSON:
@@ -12,12 +15,22 @@ extension's tests (xdotool, which drive.py clicks with, needs an X display).
     wayland.py screenshot FILE [X,Y ...] save the screen as FILE (PNG) and print JSON:
                                          {"colours": distinct colours of a sample of its
                                          pixels, "at": {"X,Y": "#rrggbb"}}
+    wayland.py locate FILE #RRGGBB       save the screen as FILE and print where that colour
+                                         is as JSON: {"x", "y", "width", "height"} of the
+                                         rectangle holding every pixel of it (a client's
+                                         window has no place a Wayland client knows of)
 
 Input goes through Mutter's remote desktop API (org.gnome.Mutter.RemoteDesktop):
 a session's virtual pointer and keyboard, whose events the shell handles as a
 person's. Without a screen cast stream such a session can only move the pointer
 relatively; a move far past the bottom right corner (where the pointer stops,
-kept on the screen) and back from there puts it where it is asked.
+kept on the screen) and back from there puts it where it is asked. The session's
+devices come with its first event of each kind and go when it stops: a seat
+then has no pointer or keyboard, which a desktop always has. Mutter honours an
+xdg-activation token a client asked for with a click's serial only when the
+client had the keyboard's focus then, and only while the pointer that clicked
+is still on its window: a click whose token an app will use makes a keyboard
+first and holds the session (--hold) until the app has used it.
 
 The shell answers org.gnome.Shell.Introspect.GetWindows and
 org.gnome.Shell.Screenshot only to the desktop's own components, which it tells
@@ -107,7 +120,8 @@ def windows():
     return [{"id": wid, **properties} for wid, properties in sorted(found.items())]
 
 
-def screenshot(file, points):
+def screen(file):
+    """The screen saved as `file`: (its path, width, height, colour(x, y) as "#rrggbb")."""
     success, saved = as_allowed_caller(lambda: call(
         "org.gnome.Shell.Screenshot", "/org/gnome/Shell/Screenshot", "org.gnome.Shell.Screenshot", "Screenshot",
         GLib.Variant("(bbs)", (False, False, file)), "(bs)", timeout=30000))
@@ -120,7 +134,20 @@ def screenshot(file, points):
         at = y * stride + x * channels
         return "#%02x%02x%02x" % tuple(pixels[at:at + 3])
 
-    width, height = image.get_width(), image.get_height()
+    return saved, image.get_width(), image.get_height(), colour
+
+
+def locate(file, wanted):
+    _, width, height, colour = screen(file)
+    found = [(x, y) for y in range(height) for x in range(width) if colour(x, y) == wanted.lower()]
+    if not found:
+        raise RuntimeError(f"no pixel of the screen is {wanted}")
+    xs, ys = [x for x, _ in found], [y for _, y in found]
+    return {"x": min(xs), "y": min(ys), "width": max(xs) - min(xs) + 1, "height": max(ys) - min(ys) + 1}
+
+
+def screenshot(file, points):
+    saved, width, height, colour = screen(file)
     step = max(1, min(16, height // 8))
     colours = {colour(x, y) for y in range(0, height, step) for x in range(0, width, step)}
     at = {}
@@ -137,19 +164,26 @@ def main(argv):
     command, arguments = argv[0], argv[1:]
     try:
         if command == "click":
-            button = 1
+            button, hold = 1, 0.0
             if "--button" in arguments:
                 at = arguments.index("--button")
                 button = int(arguments[at + 1])
                 del arguments[at:at + 2]
+            if "--hold" in arguments:
+                at = arguments.index("--hold")
+                hold = float(arguments[at + 1])
+                del arguments[at:at + 2]
             x, y = (int(v) for v in arguments)
             with RemoteDesktop() as desktop:
+                if hold:
+                    desktop.key(Gdk.KEY_Shift_L, True)
+                    desktop.key(Gdk.KEY_Shift_L, False)
                 desktop.move_to(x, y)
                 time.sleep(0.05)
                 desktop.button(button, True)
                 time.sleep(0.05)
                 desktop.button(button, False)
-                time.sleep(0.05)
+                time.sleep(0.05 + hold)
         elif command == "park":
             with RemoteDesktop() as desktop:
                 desktop.session("NotifyPointerMotionRelative", "(dd)", FAR, FAR)
@@ -166,6 +200,8 @@ def main(argv):
             print(json.dumps(windows(), default=str))
         elif command == "screenshot":
             print(json.dumps(screenshot(arguments[0], arguments[1:])))
+        elif command == "locate":
+            print(json.dumps(locate(arguments[0], arguments[1])))
         else:
             print(f"unknown command {command!r}\n{__doc__}", file=sys.stderr)
             return 2

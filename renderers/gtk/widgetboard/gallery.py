@@ -8,6 +8,8 @@ same form edits a placed widget's configuration (Widget.Configure). See
 docs/board.md.
 """
 import json
+import os
+from gettext import gettext as _
 
 import gi
 
@@ -15,28 +17,26 @@ gi.require_version("Gtk", "4.0")
 gi.require_version("Gio", "2.0")
 from gi.repository import Gio, GLib, Gtk  # noqa: E402
 
+from .mirror import error_text  # noqa: E402
 from .vocabulary import FAMILY_SIZES  # noqa: E402
 
 WIDGETS = "org.widgethost.Host1.Widgets"
 APPS = "org.widgethost.Host1.Apps"
 
+def N_(text):
+    """Marks a string to translate where it is used."""
+    return text
+
+
 FAMILY_NAMES = {
-    "systemSmall": "Small", "systemMedium": "Medium", "systemLarge": "Large", "systemExtraLarge": "Extra Large",
-    "accessoryCircular": "Circular", "accessoryRectangular": "Rectangular", "accessoryInline": "Inline",
-    "accessoryCorner": "Corner",
+    "systemSmall": N_("Small"), "systemMedium": N_("Medium"), "systemLarge": N_("Large"),
+    "systemExtraLarge": N_("Extra Large"), "accessoryCircular": N_("Circular"),
+    "accessoryRectangular": N_("Rectangular"), "accessoryInline": N_("Inline"), "accessoryCorner": N_("Corner"),
 }
 
 
 def family_name(family):
-    return FAMILY_NAMES.get(family, family)
-
-
-def error_text(error):
-    """A D-Bus error's message in the host's words: without GLib's
-    'GDBus.Error:NAME: ' prefix when it is a remote error."""
-    if Gio.DBusError.get_remote_error(error):
-        return error.message.split(": ", 1)[-1]
-    return error.message
+    return _(FAMILY_NAMES[family]) if family in FAMILY_NAMES else family
 
 
 class Kind:
@@ -116,7 +116,7 @@ class ConfigurationForm(Gtk.Box):
             if parameter.get("dynamic") is True:
                 box = Gtk.Box(orientation=Gtk.Orientation.VERTICAL, spacing=4)
                 box.update_property([Gtk.AccessibleProperty.LABEL], [title])
-                box.append(Gtk.Label(label="Asking the app for the choices…", xalign=0))
+                box.append(Gtk.Label(label=_("Asking the app for the choices…"), xalign=0))
                 self.choices[name] = box
                 self.append(box)
             else:
@@ -142,7 +142,8 @@ class ConfigurationForm(Gtk.Box):
             while (child := box.get_first_child()) is not None:
                 box.remove(child)
             if error is not None:
-                box.append(Gtk.Label(label=f"{self.kind.app_name} did not give its choices: {error_text(error)}",
+                box.append(Gtk.Label(label=_("{app} did not give its choices: {error}").format(
+                    app=self.kind.app_name, error=error_text(error)),
                                      xalign=0, wrap=True))
                 return
             group = None
@@ -156,7 +157,7 @@ class ConfigurationForm(Gtk.Box):
                 button.connect("toggled", self.on_choice, name)
                 box.append(button)
             if group is None:
-                box.append(Gtk.Label(label="The app offers no choices.", xalign=0))
+                box.append(Gtk.Label(label=_("The app offers no choices."), xalign=0))
         self.mirror.call_root(WIDGETS, "GetConfigurationOptions", args, answered)
 
     def on_choice(self, button, name):
@@ -175,23 +176,17 @@ class ConfigurationForm(Gtk.Box):
         return values
 
 
+@Gtk.Template(filename=os.path.join(os.path.dirname(__file__), "gallery.ui"))
 class Gallery(Gtk.Window):
     """The gallery window: every kind of every app's bundle, by app, with a
     button per family; a configurable kind asks for its parameters first."""
+    __gtype_name__ = "WbGallery"
+    stack = Gtk.Template.Child()
+    list = Gtk.Template.Child()
 
     def __init__(self, board):
-        super().__init__(title="Widget Gallery", transient_for=board.window, modal=False)
+        super().__init__(transient_for=board)
         self.board = board
-        self.set_titlebar(Gtk.HeaderBar())
-        self.set_default_size(560, 640)
-        self.stack = Gtk.Stack(transition_type=Gtk.StackTransitionType.SLIDE_LEFT_RIGHT)
-        self.list = Gtk.Box(orientation=Gtk.Orientation.VERTICAL, spacing=14, margin_start=18, margin_end=18,
-                            margin_top=18, margin_bottom=18)
-        scrolled = Gtk.ScrolledWindow(vexpand=True)
-        scrolled.set_child(self.list)
-        self.stack.add_named(scrolled, "kinds")
-        self.set_child(self.stack)
-        self.list.append(Gtk.Label(label="Reading the apps' widgets…"))
         refresh_catalogue(board.mirror, board.catalogue, self.show_kinds)
 
     def clear(self, box):
@@ -202,11 +197,12 @@ class Gallery(Gtk.Window):
         self.clear(self.list)
         self.board.on_catalogue()
         if error is not None:
-            self.list.append(Gtk.Label(label=f"WidgetHost did not list the widgets: {error_text(error)}", wrap=True))
+            self.list.append(Gtk.Label(wrap=True, label=_("WidgetHost did not list the widgets: {error}").format(
+                error=error_text(error))))
             return
         apps = self.board.catalogue.by_app()
         if not apps:
-            self.list.append(Gtk.Label(label="No app offers widgets yet. Apps publish them with RegisterWidgets.",
+            self.list.append(Gtk.Label(label=_("No app offers widgets yet. Apps publish them with RegisterWidgets."),
                                        wrap=True))
         for kinds in apps:
             heading = Gtk.Label(label=kinds[0].app_name, xalign=0)
@@ -228,7 +224,8 @@ class Gallery(Gtk.Window):
             width, height = FAMILY_SIZES.get(family, (0, 0))
             button = Gtk.Button(label=family_name(family))
             button.set_tooltip_text(f"{family}, {width}×{height}")
-            button.update_property([Gtk.AccessibleProperty.LABEL], [f"Add {kind.name}, {family_name(family)}"])
+            button.update_property([Gtk.AccessibleProperty.LABEL],
+                                   [_("Add {kind}, {family}").format(kind=kind.name, family=family_name(family))])
             button.connect("clicked", lambda _b, f=family: self.pick(kind, f))
             families.append(button)
         row.append(families)
@@ -238,7 +235,7 @@ class Gallery(Gtk.Window):
         if not kind.parameters:
             self.board.add_widget(kind, family, {}, self.placed)
             return
-        page = ConfigurePage(self.board, kind, f"{kind.name} — {family_name(family)}", {}, "Add to Board",
+        page = ConfigurePage(self.board, kind, f"{kind.name} — {family_name(family)}", {}, _("Add to Board"),
                              lambda configuration: self.board.add_widget(kind, family, configuration, self.placed),
                              self.back)
         old = self.stack.get_child_by_name("configure")
@@ -258,53 +255,59 @@ class Gallery(Gtk.Window):
             if page is not None and self.stack.get_visible_child_name() == "configure":
                 page.problem(error)
             else:
-                self.list.prepend(Gtk.Label(label=f"Not added: {error_text(error)}", wrap=True))
+                self.list.prepend(Gtk.Label(label=_("Not added: {error}").format(error=error_text(error)), wrap=True))
 
 
+@Gtk.Template(filename=os.path.join(os.path.dirname(__file__), "configure.ui"))
 class ConfigurePage(Gtk.Box):
-    """A kind's configuration form with a button that confirms it."""
+    """A kind's configuration form with a button that confirms it: `on_confirm(configuration)`;
+    the other button goes back with `on_back`, or closes the window when it is None."""
+    __gtype_name__ = "WbConfigurePage"
+    heading = Gtk.Template.Child()
+    message = Gtk.Template.Child()
+    back_button = Gtk.Template.Child()
+    confirm_button = Gtk.Template.Child()
 
     def __init__(self, board, kind, heading, configuration, confirm, on_confirm, on_back):
-        super().__init__(orientation=Gtk.Orientation.VERTICAL, spacing=12, margin_start=18, margin_end=18,
-                         margin_top=18, margin_bottom=18)
-        title = Gtk.Label(label=heading, xalign=0)
-        title.add_css_class("title-3")
-        self.append(title)
+        super().__init__()
+        self.heading.set_label(heading)
         self.form = ConfigurationForm(board.mirror, kind, configuration)
-        self.append(self.form)
-        self.message = Gtk.Label(xalign=0, wrap=True, visible=False)
-        self.append(self.message)
-        buttons = Gtk.Box(orientation=Gtk.Orientation.HORIZONTAL, spacing=8, halign=Gtk.Align.END)
-        back = Gtk.Button(label="Back" if on_back else "Cancel")
-        back.connect("clicked", lambda _b: on_back() if on_back else self.get_root().close())
-        buttons.append(back)
-        ok = Gtk.Button(label=confirm)
-        ok.add_css_class("suggested-action")
-        ok.connect("clicked", lambda _b: on_confirm(self.form.configuration()))
-        buttons.append(ok)
-        self.append(buttons)
+        self.insert_child_after(self.form, self.heading)
+        self.back_button.set_label(_("Back") if on_back else _("Cancel"))
+        self.confirm_button.set_label(confirm)
+        self.confirmed, self.went_back = on_confirm, on_back
+
+    @Gtk.Template.Callback()
+    def on_back(self, _button):
+        if self.went_back:
+            self.went_back()
+        else:
+            self.get_root().close()
+
+    @Gtk.Template.Callback()
+    def on_confirm(self, _button):
+        self.confirmed(self.form.configuration())
 
     def problem(self, error):
         self.message.set_label(error_text(error))
         self.message.set_visible(True)
 
 
+@Gtk.Template(filename=os.path.join(os.path.dirname(__file__), "edit.ui"))
 class EditWindow(Gtk.Window):
     """Edits a placed widget's configuration with the gallery's form."""
+    __gtype_name__ = "WbEditWindow"
+    scrolled = Gtk.Template.Child()
 
     def __init__(self, board, tile, kind):
-        super().__init__(title=f"Edit {kind.name}", transient_for=board.window, modal=False)
-        self.set_titlebar(Gtk.HeaderBar())
-        self.set_default_size(480, 520)
+        super().__init__(title=_("Edit {kind}").format(kind=kind.name), transient_for=board)
         configuration = {}
         value = tile.proxy.get_cached_property("Configuration")
         if value is not None:
             configuration = {key: value.lookup_value(key, None) for key in value.keys()}
-        self.page = ConfigurePage(board, kind, f"{kind.name} — {family_name(tile.family)}", configuration, "Save",
+        self.page = ConfigurePage(board, kind, f"{kind.name} — {family_name(tile.family)}", configuration, _("Save"),
                                   lambda c: board.configure(tile, c, self.saved), None)
-        scrolled = Gtk.ScrolledWindow()
-        scrolled.set_child(self.page)
-        self.set_child(scrolled)
+        self.scrolled.set_child(self.page)
 
     def saved(self, error):
         if error is None:

@@ -17,6 +17,14 @@ WIDGET = "org.widgethost.Host1.Widget"
 ACTIVITY = "org.widgethost.Host1.LiveActivity"
 
 
+def error_text(error):
+    """A D-Bus error's message in the host's words: without GLib's
+    'GDBus.Error:NAME: ' prefix when it is a remote error."""
+    if Gio.DBusError.get_remote_error(error):
+        return error.message.split(": ", 1)[-1]
+    return error.message
+
+
 def unpack(proxy, name, default=None):
     value = proxy.get_cached_property(name)
     return default if value is None else value.unpack()

@@ -3,7 +3,9 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import DBus
 import Synchronization
+import WidgetHostCore
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -28,7 +30,7 @@ import Glibc
 ///
 /// Checksums are FNV-1a 64 of the JSON text, in hex (the header's, of its first
 /// two words). At ``open(directory:)`` the snapshot is read and the journal
-/// replayed onto it (``readSnapshot(_:)``, ``readJournal(_:onto:damagedBefore:)``):
+/// replayed onto it (``StateFile/readSnapshot(_:)``, ``StateFile/readJournal(_:onto:damagedBefore:)``):
 /// - a line that fails its checksum or is no record is dropped, and reading
 ///   goes on at the next line. The dropped lines are kept aside, as they were,
 ///   in `<name>.corrupt-<unix time>`, and each is logged (``notes``) with the
@@ -96,7 +98,6 @@ public final class StateDirectory {
 
     static let snapshotName = "state.json"
     static let journalName = "journal"
-    static let header = "widgethost-state"
 
     /// Opens (creating when needed) the directory, reads what it holds — the
     /// snapshot with every journalled record applied — and compacts it.
@@ -202,26 +203,14 @@ public final class StateDirectory {
 
     // MARK: Writing
 
-    /// Appends records with one sync and returns once they are on disk.
+    /// Appends journal lines (``StateFile/line(_:)``: the writer encodes them
+    /// where it can still refuse the change) with one sync, and returns once
+    /// they are on disk.
     ///
-    /// - Throws: ``StateDirectoryError/encoding(_:)`` when a record cannot be
-    ///   written as JSON (nothing is written); ``StateDirectoryError/system(_:_:)``
-    ///   when the disk refuses. Either way the journal holds what it held: a
-    ///   line written in part is cut off now, or before the next write.
-    public func append(_ records: [StateRecord]) throws {
-        try append(lines: records.map(Self.line))
-    }
-
-    /// A record as the journal line ``append(lines:)`` writes. Encoding is
-    /// where a value JSON cannot hold is found, so a writer calls this where it
-    /// can still refuse the change (the host's thread), and appends elsewhere.
-    /// - Throws: ``StateDirectoryError/encoding(_:)``.
-    public static func line(_ record: StateRecord) throws -> String {
-        let json = try encoding { () throws(JSONWriter.NotFinite) in try record.jsonText() }
-        return checksum(json) + " " + json + "\n"
-    }
-
-    /// Appends lines made by ``line(_:)`` with one sync; see ``append(_:)-([StateRecord])``.
+    /// - Throws: ``StateDirectoryError/system(_:)`` when the disk refuses, or
+    ///   ``StateDirectoryError/behind`` when the files can take only a snapshot.
+    ///   Either way the journal holds what it held: a line written in part is
+    ///   cut off now, or before the next write.
     public func append(lines: [String]) throws {
         guard !lines.isEmpty else { return }
         guard !needsSnapshot else { throw StateDirectoryError.behind }
@@ -229,7 +218,7 @@ public final class StateDirectory {
         try openJournal()
         do {
             try writeAll(journal, Array(text.utf8), what: Self.journalName)
-            guard fdatasync(journal) == 0 else { throw StateDirectoryError.system("fdatasync \(Self.journalName)", errno) }
+            guard fdatasync(journal) == 0 else { throw StateDirectoryError.failed("fdatasync \(Self.journalName)", errno) }
         } catch {
             journalTorn = true
             try? cutBack()
@@ -239,27 +228,24 @@ public final class StateDirectory {
         journalUnterminated = false
     }
 
-    /// Appends one record; see ``append(_:)-([StateRecord])``.
-    public func append(_ record: StateRecord) throws { try append([record]) }
-
     /// Opens the journal for appending if it is not open (a start on a
     /// read-only disk), and cuts off what a failed append left.
     private func openJournal() throws {
         if journal < 0 {
             let fd = Glibc.open(file(Self.journalName), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
-            guard fd >= 0 else { throw StateDirectoryError.system("open \(Self.journalName)", errno) }
+            guard fd >= 0 else { throw StateDirectoryError.failed("open \(Self.journalName)", errno) }
             var st = stat()
             guard fstat(fd, &st) == 0 else {
                 let code = errno
                 close(fd)
-                throw StateDirectoryError.system("fstat \(Self.journalName)", code)
+                throw StateDirectoryError.failed("fstat \(Self.journalName)", code)
             }
             journal = fd
             if Int(st.st_size) < journalBytes {
                 // Shorter than what was read from it: changed under this host. Never extend
                 // it with zeros; write the whole state as a snapshot next instead.
                 needsSnapshot = true
-                throw StateDirectoryError.system("the journal changed while the host was running; a snapshot is written instead", EIO)
+                throw StateDirectoryError.failed("the journal changed while the host was running; a snapshot is written instead", EIO)
             }
             journalTorn = journalTorn || Int(st.st_size) > journalBytes
         }
@@ -270,9 +256,9 @@ public final class StateDirectory {
     /// free space, so this works on a full disk.
     private func cutBack() throws {
         guard retryingOnEINTR({ ftruncate(journal, off_t(journalBytes)) }) == 0 else {
-            throw StateDirectoryError.system("ftruncate \(Self.journalName)", errno)
+            throw StateDirectoryError.failed("ftruncate \(Self.journalName)", errno)
         }
-        guard fdatasync(journal) == 0 else { throw StateDirectoryError.system("fdatasync \(Self.journalName)", errno) }
+        guard fdatasync(journal) == 0 else { throw StateDirectoryError.failed("fdatasync \(Self.journalName)", errno) }
         journalTorn = false
     }
 
@@ -286,14 +272,14 @@ public final class StateDirectory {
     /// A failure leaves the old snapshot and journal as they were (a half-written
     /// temporary file is removed, giving its space back), so it changes nothing.
     public func compact(_ state: DurableState) throws {
-        let bytes = try Self.snapshot(state)
+        let bytes = try StateFile.snapshot(state)
         try keepUnkeptAside()
         let temporary = file(Self.snapshotName + ".tmp")
         try writeSynced(temporary, bytes, O_TRUNC)
         guard rename(temporary, file(Self.snapshotName)) == 0 else {
             let code = errno
             unlink(temporary)
-            throw StateDirectoryError.system("rename \(temporary)", code)
+            throw StateDirectoryError.failed("rename \(temporary)", code)
         }
         // The new snapshot is in place. A crash before the directory sync leaves the
         // old snapshot and the journal, which together hold the same state.
@@ -312,28 +298,12 @@ public final class StateDirectory {
         }
     }
 
-    /// `state` as a snapshot: the header, then a line per record, the ids
-    /// minted first and last (the last line closes the file).
-    /// - Throws: ``StateDirectoryError/encoding(_:)``.
-    static func snapshot(_ state: DurableState) throws -> [UInt8] {
-        var bytes = Array("\(header) \(DurableState.formatVersion) \(checksum("\(header) \(DurableState.formatVersion)"))\n".utf8)
-        func add(_ record: StateRecord) throws { bytes += try line(record).utf8 }
-        try add(state.minted)
-        for (appID, json) in state.bundles { try add(.bundle(appID: appID, json: json)) }
-        for widget in state.widgets.values { try add(.widget(widget)) }
-        for activity in state.activities.values { try add(.activity(activity)) }
-        // After the widgets: a timeline is read only onto its widget.
-        for timeline in state.timelines.values { try add(.timeline(timeline)) }
-        try add(state.minted)
-        return bytes
-    }
-
     // MARK: Reading
 
     private func readSnapshot() {
         let name = Self.snapshotName
         guard let bytes = contents(file(name)) else { return }
-        let (read, reading) = Self.readSnapshot(bytes)
+        let (read, reading) = StateFile.readSnapshot(bytes)
         if let why = reading.unreadable {
             scan.scan(bytes)
             scan.end()
@@ -347,7 +317,7 @@ public final class StateDirectory {
     private func replayJournal() {
         let name = Self.journalName
         guard let bytes = contents(file(name)), !bytes.isEmpty else { return }
-        let reading = Self.readJournal(bytes, onto: &state, damagedBefore: rewrite)
+        let reading = StateFile.readJournal(bytes, onto: &state, damagedBefore: rewrite)
         journalBytes = reading.end
         journalTorn = reading.torn
         journalUnterminated = reading.unterminated
@@ -440,31 +410,7 @@ public final class StateDirectory {
         return [UInt8](data)
     }
 
-    /// The state a version 1 snapshot's text holds: read by hand (``DurableState/init(jsonText:)``),
-    /// and by the general decoder only what that cannot read (an unsigned number
-    /// past `Int64.max`).
-    static func readState(_ text: String) throws -> DurableState {
-        do { return try DurableState(jsonText: text) } catch let error as StateFormatError {
-            guard let state = try? JSONDecoder().decode(DurableState.self, from: Data(text.utf8)) else { throw error }
-            return state
-        }
-    }
-
-    /// The record a line's JSON holds, read as ``readState(_:)`` reads a snapshot.
-    static func readRecord(_ text: String) throws -> StateRecord {
-        do { return try StateRecord(jsonText: text) } catch let error as StateFormatError {
-            guard let record = try? JSONDecoder().decode(StateRecord.self, from: Data(text.utf8)) else { throw error }
-            return record
-        }
-    }
-
     // MARK: Helpers
-
-    /// A record or state as JSON; a value JSON cannot hold (a NaN) is the
-    /// caller's input, not the disk: ``StateDirectoryError/encoding(_:)``.
-    private static func encoding(_ body: () throws(JSONWriter.NotFinite) -> String) throws(StateDirectoryError) -> String {
-        do { return try body() } catch { throw .encoding(error.description) }
-    }
 
     private func file(_ name: String) -> String { path + "/" + name }
 
@@ -472,11 +418,11 @@ public final class StateDirectory {
     /// and syncs it; a failure removes what was written, giving its space back.
     private func writeSynced(_ path: String, _ bytes: [UInt8], _ flags: Int32) throws {
         let fd = Glibc.open(path, O_WRONLY | O_CREAT | flags | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw StateDirectoryError.system("open \(path)", errno) }
+        guard fd >= 0 else { throw StateDirectoryError.failed("open \(path)", errno) }
         do {
             defer { close(fd) }
             try writeAll(fd, bytes, what: path)
-            guard fsync(fd) == 0 else { throw StateDirectoryError.system("fsync \(path)", errno) }
+            guard fsync(fd) == 0 else { throw StateDirectoryError.failed("fsync \(path)", errno) }
         } catch {
             unlink(path)
             throw error
@@ -486,56 +432,23 @@ public final class StateDirectory {
     private func writeAll(_ fd: Int32, _ bytes: [UInt8], what: String) throws {
         var offset = 0
         while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + offset, bytes.count - offset) }
-            if written < 0 {
-                if errno == EINTR { continue }
-                throw StateDirectoryError.system("write \(what)", errno)
-            }
+            let written = bytes.withUnsafeBytes { space in retryingOnEINTR { write(fd, space.baseAddress! + offset, bytes.count - offset) } }
+            guard written >= 0 else { throw StateDirectoryError.failed("write \(what)", errno) }
             offset += written
         }
     }
 
     private func syncDirectory() throws {
         let fd = Glibc.open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard fd >= 0 else { throw StateDirectoryError.system("open \(path)", errno) }
+        guard fd >= 0 else { throw StateDirectoryError.failed("open \(path)", errno) }
         defer { close(fd) }
-        guard fsync(fd) == 0 else { throw StateDirectoryError.system("fsync \(path)", errno) }
-    }
-
-    /// FNV-1a 64 of the UTF-8 text, as 16 hex digits.
-    static func checksum(_ text: String) -> String {
-        var text = text
-        let hex = String(text.withUTF8(hash), radix: 16)
-        return String(repeating: "0", count: 16 - hex.count) + hex
-    }
-
-    /// FNV-1a 64 of `bytes`.
-    static func hash(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in bytes {
-            hash ^= UInt64(byte)
-            hash = hash &* 0x0000_0100_0000_01b3
-        }
-        return hash
+        guard fsync(fd) == 0 else { throw StateDirectoryError.failed("fsync \(path)", errno) }
     }
 }
 
-/// A file operation of ``StateDirectory`` that failed.
-public enum StateDirectoryError: Error, Sendable, CustomStringConvertible {
-    case system(String, Int32)
-    case inUse(String, holder: String)
-    /// A value that cannot be written as JSON: the caller's input, not the disk.
-    case encoding(String)
-    /// An append while the files lag behind the state: write a snapshot instead.
-    case behind
-
-    public var description: String {
-        switch self {
-        case .system(let what, let code): "\(what): \(String(cString: strerror(code)))"
-        case .inUse(let path, let holder):
-            "\(path) is in use by another widget-hostd (process \(holder)); stop it, or give this one its own --state-dir"
-        case .encoding(let what): "a value cannot be written as JSON: \(what)"
-        case .behind: "the files lag behind the state, so the next write must be a snapshot"
-        }
+extension StateDirectoryError {
+    /// `what` failed with `code` (an `errno`), in the system's words.
+    static func failed(_ what: String, _ code: Int32) -> StateDirectoryError {
+        .system("\(what): \(String(cString: strerror(code)))")
     }
 }

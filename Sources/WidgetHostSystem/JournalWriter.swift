@@ -1,5 +1,6 @@
 import Dispatch
 import Synchronization
+import WidgetHostCore
 
 #if canImport(Glibc)
 import Glibc
@@ -23,22 +24,9 @@ import Glibc
 ///
 /// Snapshots (``compact(_:)``) are written on the same queue, after what was
 /// queued before them: a failed one changes nothing and stops nothing.
-public final class JournalWriter: Sendable {
+public final class JournalWriter: StateJournal {
     /// What the writer tells the host, on the writer's queue, in the order it happened.
-    public enum Report: Sendable {
-        /// Every write queued up to `through` (a number ``append(_:)`` or
-        /// ``writeSnapshot(_:)`` returned) is on disk; `wantsCompaction` when
-        /// the journal has grown enough for a snapshot to pay.
-        case written(through: UInt64, wantsCompaction: Bool)
-        /// A write failed: no write after the last one reported written is on
-        /// disk, and none is written before ``resume()``. `behind` when the
-        /// files can take only a snapshot next (``StateDirectory/needsSnapshot``).
-        case failed(StateDirectoryError, behind: Bool)
-        /// A ``compact(_:)`` snapshot is in place.
-        case compacted
-        /// A ``compact(_:)`` snapshot could not be written; the files are as they were.
-        case compactionFailed(StateDirectoryError)
-    }
+    public typealias Report = JournalReport
 
     private enum Work: Sendable {
         case lines(UInt64, [String])
@@ -195,6 +183,6 @@ public final class JournalWriter: Sendable {
     }
 
     private static func storage(_ error: any Error) -> StateDirectoryError {
-        error as? StateDirectoryError ?? .system("\(error)", EIO)
+        error as? StateDirectoryError ?? .failed("\(error)", EIO)
     }
 }
