@@ -2,6 +2,7 @@ import DBus
 import Foundation
 import PrivateBus
 import Testing
+import VirtualDesktop
 
 /// Whether the KDE Plasma applet's tests run: when plasmoidviewer (plasma-sdk) is
 /// installed, and always in CI (CI=true), where a missing one fails them instead of skipping.
