@@ -275,7 +275,7 @@ struct BarSnippetTests {
         #expect(await eventually { running.printed() == "text|string|\n\ntext|string|Delivery 10 min\n\n" }, "\(running.printed())")
     }
 
-    @Test("i3blocks shows the activity in its status line, and a click on the second block, as i3bar writes it, opens the app at the activity's URL",
+    @Test("i3blocks shows the activity in its status line, and a space with none; a click on the second block, as i3bar writes it, opens the app at the activity's URL",
         .enabled(if: barInstalled("/usr/bin/i3blocks"), "i3blocks is not installed (apt-get install i3blocks)"))
     func i3blocks() async throws {
         let fixture = try await HostFixture.make()
@@ -283,7 +283,7 @@ struct BarSnippetTests {
         try await fixture.startHost()
         let app = try await AppPeer(fixture, appID: "org.example.Delivery", schemes: ["delivery-tracker"])
         defer { app.close() }
-        try await app.startDelivery()
+        let delivery = try await app.startDelivery()
 
         // i3blocks reads i3bar's clicks from its standard input, and prints i3bar's protocol.
         let output = fixture.root.appendingPathComponent("i3blocks.out")
@@ -304,6 +304,10 @@ struct BarSnippetTests {
         clicks.fileHandleForWriting.write(Data("[\n{\"name\":\"live-activity-open\",\"instance\":\"\",\"button\":1,\"x\":1,\"y\":1}\n".utf8))
         #expect(await eventually { app.calls.contains { $0.member == "OpenURL" } }, "\(printed())")
         #expect(app.calls.filter { $0.member == "OpenURL" }.map { $0.args[0] } == [.string("delivery-tracker://order/1234")])
+
+        // i3blocks 1.4 would keep the text on an empty line: the snippet makes it a space.
+        try await app.end(delivery, ["dismissal": .string("immediate")])
+        #expect(await eventually { printed().contains(#""full_text":" ","name":"live-activity""#) }, "\(printed())")
     }
 
     @Test("Waybar loads its snippet in a headless sway, and its module shows the most relevant activity's text as it changes, and hides with none",
