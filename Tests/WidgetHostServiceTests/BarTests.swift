@@ -365,6 +365,39 @@ struct BarSnippetTests {
         }
     }
 
+    @Test("polybar shows the activity's text on an X display as it changes, and a click on it opens the app at the activity's URL; with none it shows nothing",
+        .enabled(if: barInstalled("/usr/bin/polybar") && barInstalled("/usr/bin/Xvfb"), "polybar is not installed (apt-get install polybar)"))
+    func polybar() async throws {
+        let fixture = try await HostFixture.make()
+        defer { fixture.stop() }
+        let tapMe = try await TapMeDelivery.start(fixture)
+        defer { tapMe.close() }
+        let display = try VirtualDisplay(directory: fixture.root)
+        defer { display.stop() }
+        // A bar at the top with the snippet's module alone, white on a grey that is not the screen's black.
+        let config = fixture.root.appendingPathComponent("polybar.ini")
+        try """
+            include-file = \(BarSnippets.folder.appendingPathComponent("polybar/config.ini").path)
+
+            [bar/live-activity]
+            width = 100%
+            height = 30
+            background = #222222
+            foreground = #ffffff
+            modules-center = live-activity
+
+            """.write(to: config, atomically: true, encoding: .utf8)
+        let environment = ["DISPLAY": display.display, "PATH": buildDirectory + ":/usr/bin:/bin"]
+        let polybar = try fixture.launch("/usr/bin/polybar", ["--config=\(config.path)", "live-activity"], environment: environment)
+        defer { endProcessTree(polybar.process) }
+        try await expectClickThrough(
+            tapMe, "polybar", look: { ScreenPicture(try Framebuffer(path: display.framebuffer), height: 80) },
+            click: { x, y in
+                let clicked = try await runCommand("/usr/bin/xdotool", ["mousemove", "\(x)", "\(y)", "click", "1"], environment: fixture.environment, adding: environment)
+                guard clicked.succeeded else { throw PrivateBusError("xdotool: \(clicked)") }
+            }, output: polybar.printed, parts: Self.wholeText)
+    }
+
     /// Runs `body` with Tap Me's delivery activity on a host and a headless sway (started with
     /// what `configuration` gives after the output's), all ended after it, failed or not.
     static func inSway(
@@ -479,6 +512,12 @@ struct ScreenPicture {
             let rgb = at + index * 3
             return UInt32(bytes[rgb]) << 16 | UInt32(bytes[rgb + 1]) << 8 | UInt32(bytes[rgb + 2])
         }
+    }
+
+    /// The top `height` rows of Xvfb's screen.
+    init(_ screen: Framebuffer, height: Int) {
+        (width, self.height) = (screen.width, min(height, screen.height))
+        pixels = (0..<self.height).flatMap { y in (0..<screen.width).map { x in screen.pixel(x: x, y: y) ?? 0 } }
     }
 
     func pixel(_ x: Int, _ y: Int) -> UInt32 { pixels[y * width + x] }
