@@ -30,8 +30,10 @@ struct Stats {
     var p99: Double { Double(histogram.valueAtPercentile(99)) / 1000 }
 }
 
+/// A name and its value, in a column from the 51st character on; a longer
+/// name is printed whole (padding would cut it), then its value.
 func row(_ name: String, _ value: String) {
-    say(name.padding(toLength: 50, withPad: " ", startingAt: 0) + value)
+    say(name.padding(toLength: max(50, name.count + 1), withPad: " ", startingAt: 0) + value)
 }
 
 func us(_ v: Double) -> String { String(format: "%8.1f µs", v) }
