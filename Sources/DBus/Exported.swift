@@ -266,13 +266,6 @@ final class ObjectServer: Sendable {
                 if objects[parent]?.isEmpty == true { objects[parent] = nil }
             }
         }
-
-        /// Every object's path with its interfaces.
-        var all: some Sequence<(path: String, interfaces: [ExportedInterface])> {
-            objects.lazy.flatMap { parent, leaves in
-                leaves.lazy.map { (path: ObjectServer.join(parent, $0.key), interfaces: $0.value) }
-            }
-        }
     }
     let state = Locked(State())
     /// The tasks `.async` handlers run in: cancelled when the connection is lost.
@@ -349,14 +342,38 @@ final class ObjectServer: Sendable {
         return out + "</node>\n"
     }
 
-    func managedObjects(under manager: String) -> DBusValue {
-        let objects = state.withLock { state in
-            state.all.filter { $0.path != manager && ObjectPath.isDescendant($0.path, of: manager) }
+    /// Writes `GetManagedObjects` of the manager at `manager` — every object
+    /// below it, by path, with its interfaces' properties — as the objects
+    /// are walked: each object's properties are read and written into the
+    /// message in turn, so a reply listing many objects is held once, as the
+    /// message's bytes, never first as values.
+    func writeManagedObjects(under manager: String, into writer: inout BodyWriter) throws {
+        // The objects are taken by parent and last element, without building
+        // their paths: the objects below a parent are below the manager when
+        // the parent is the manager or lies below it.
+        var objects = state.withLock { state in
+            state.objects.lazy.filter { parent, _ in !parent.isEmpty && ObjectPath.isDescendant(parent, of: manager) }
+                .flatMap { parent, leaves in leaves.lazy.map { (parent: parent, leaf: $0.key, interfaces: $0.value) } }
+                .reduce(into: [(parent: String, leaf: String, interfaces: [ExportedInterface])]()) { $0.append($1) }
         }
-        let entries = objects.sorted { $0.path < $1.path }.map { object -> DBusValue.DictEntry in
-            .init(.objectPath(object.path), Self.interfacesAndProperties(object.interfaces, at: object.path))
+        // By path: beside each other, the paths of one parent sort as their last elements do.
+        objects.sort { a, b in a.parent == b.parent ? a.leaf < b.leaf : Self.join(a.parent, a.leaf) < Self.join(b.parent, b.leaf) }
+        try writer.openArray(of: "{oa{sa{sv}}}")
+        for object in objects {
+            let path = Self.join(object.parent, object.leaf)
+            try writer.openEntry()
+            try writer.append(.objectPath(path))
+            try writer.openArray(of: "{sa{sv}}")
+            for interface in object.interfaces {
+                try writer.openEntry()
+                try writer.append(.string(interface.description.name))
+                try writer.append(interface.values(at: path))
+                try writer.close()
+            }
+            try writer.close()
+            try writer.close()
         }
-        return .dictionary(key: "o", value: "a{sa{sv}}", entries)
+        try writer.close()
     }
 
     static func interfacesAndProperties(_ interfaces: [ExportedInterface], at path: String) -> DBusValue {
@@ -406,7 +423,7 @@ final class ObjectServer: Sendable {
             guard member == "GetManagedObjects" else {
                 return fail(DBusError.unknownMethodName, "org.freedesktop.DBus.ObjectManager has no method \(member)")
             }
-            return answer([managedObjects(under: path)])
+            return answerManagedObjects(message, under: path, on: connection)
         }
 
         guard let exported else {
@@ -476,6 +493,22 @@ final class ObjectServer: Sendable {
                 do { reply.succeed(try await body(call)) } catch { reply.fail(error) }
             }
         }
+    }
+
+    /// Answers `GetManagedObjects` with a reply written as the objects are
+    /// walked (see ``writeManagedObjects(under:into:)``); one over D-Bus's
+    /// limits is a LimitsExceeded error.
+    private func answerManagedObjects(_ message: Message, under manager: String, on connection: Connection) {
+        guard !message.noReplyExpected else { return }
+        let reply: Message
+        do {
+            (reply, _) = try message.makeReturn { try writeManagedObjects(under: manager, into: &$0) }
+        } catch {
+            let error = Reply.unsendable("\(StandardInterfaces.objectManager).\(StandardInterfaces.getManagedObjects)", error)
+            if let reply = message.makeError(error) { try? connection.send(reply) }
+            return
+        }
+        try? connection.send(reply)
     }
 
     private func handleProperties(

@@ -159,13 +159,7 @@ public final class Message: @unchecked Sendable {
     /// leaves the message unchanged.
     public func append(_ values: [DBusValue]) throws {
         guard !values.isEmpty else { return }
-        let end = try DBusValue.wireSize(of: values)
-        // A peer (dbus-daemon first) drops the connection that sends a message
-        // over the limits, so the sender must refuse it here.
-        guard end <= MessageLimits.maxBodyBytes else {
-            throw DBusError.limitsExceeded(
-                "the message body would be \(end) bytes; D-Bus allows at most \(MessageLimits.maxMessageBytes) bytes in one message")
-        }
+        try Marshal.checkBody(try DBusValue.wireSize(of: values))
         // The body's signature is one header field of at most 255 bytes; libdbus
         // does not check it on append and writes a corrupt header past that.
         let bodySignature = signature.utf8.count + values.reduce(0) { $0 + $1.signatureLength }
@@ -281,7 +275,7 @@ enum Marshal {
     /// arrays) or too long for a signature. libdbus aborts the process when
     /// handed such a variant signature, and a peer drops the connection that
     /// sends such a message.
-    private static func checkType(_ value: DBusValue) throws {
+    static func checkType(_ value: DBusValue) throws {
         // Nesting 33 deep takes more than 32 bytes of signature; most types are far shorter.
         if value.signatureLength <= 32 { return }
         let signature = value.signature
@@ -297,7 +291,7 @@ enum Marshal {
     /// validator counts it (containers and variants alike); over 64 is invalid.
     /// `offset` is where the value starts in the body; returns where it ends,
     /// counting the padding the wire format puts before each value.
-    private static func check(_ value: DBusValue, depth: Int, at offset: Int) throws -> Int {
+    static func check(_ value: DBusValue, depth: Int, at offset: Int) throws -> Int {
         guard depth <= 64 else { throw DBusEncodingError("a value is nested more than 64 containers deep") }
         switch value {
         case .byte: return offset + 1
@@ -323,7 +317,7 @@ enum Marshal {
             }
             // The validator descends into arrays of strings and containers, not into fixed-size ones.
             let fixed = element.utf8.count == 1 && "ybnqiuxtdh".utf8.contains(element.utf8.first!)
-            let start = align(align(offset, 4) + 4, alignment(of: element))
+            let start = arrayStart(at: offset, element: element)
             var end = start
             for item in items {
                 guard has(item, type: element) else {
@@ -358,9 +352,26 @@ enum Marshal {
         }
     }
 
+    /// Where the elements of an array of `element` start when the array is
+    /// marshalled from `offset`: after its length and the padding to its
+    /// element's alignment.
+    static func arrayStart(at offset: Int, element: String) -> Int {
+        align(align(offset, 4) + 4, alignment(of: element))
+    }
+
+    /// A body that ends at `end` must fit one message: a peer (dbus-daemon
+    /// first) drops the connection that sends a message over the limits, so
+    /// the sender must refuse it here.
+    static func checkBody(_ end: Int) throws {
+        guard end <= MessageLimits.maxBodyBytes else {
+            throw DBusError.limitsExceeded(
+                "the message body would be \(end) bytes; D-Bus allows at most \(MessageLimits.maxMessageBytes) bytes in one message")
+        }
+    }
+
     /// An array's end; its elements (from `start`, after the padding) may take
     /// at most ``MessageLimits/maxArrayBytes``.
-    private static func arrayEnd(_ start: Int, _ end: Int) throws -> Int {
+    static func arrayEnd(_ start: Int, _ end: Int) throws -> Int {
         guard end - start <= MessageLimits.maxArrayBytes else {
             throw DBusError.limitsExceeded(
                 "an array would hold \(end - start) bytes; D-Bus allows at most \(MessageLimits.maxArrayBytes) bytes in one array")
@@ -368,7 +379,7 @@ enum Marshal {
         return end
     }
 
-    private static func align(_ offset: Int, _ alignment: Int) -> Int { (offset + alignment - 1) & ~(alignment - 1) }
+    static func align(_ offset: Int, _ alignment: Int) -> Int { (offset + alignment - 1) & ~(alignment - 1) }
 
     /// The wire alignment of a type, decided by its first character.
     private static func alignment(of signature: String) -> Int {
