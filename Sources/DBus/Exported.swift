@@ -254,6 +254,8 @@ final class ObjectServer: Sendable {
         var managers: Set<String> = []
         /// What reading one call's arguments may build.
         var limits = DecodingLimits.none
+        /// What runs after a `GetManagedObjects` reply of `bytes` or more is queued.
+        var afterLargeReply: (bytes: Int, run: @Sendable () -> Void)?
 
         subscript(path: String) -> [ExportedInterface]? {
             get {
@@ -497,18 +499,21 @@ final class ObjectServer: Sendable {
 
     /// Answers `GetManagedObjects` with a reply written as the objects are
     /// walked (see ``writeManagedObjects(under:into:)``); one over D-Bus's
-    /// limits is a LimitsExceeded error.
+    /// limits is a LimitsExceeded error. After a large one, the connection's
+    /// ``Connection/afterLargeReply(ofAtLeast:_:)`` runs.
     private func answerManagedObjects(_ message: Message, under manager: String, on connection: Connection) {
         guard !message.noReplyExpected else { return }
         let reply: Message
+        let bytes: Int
         do {
-            (reply, _) = try message.makeReturn { try writeManagedObjects(under: manager, into: &$0) }
+            (reply, bytes) = try message.makeReturn { try writeManagedObjects(under: manager, into: &$0) }
         } catch {
             let error = Reply.unsendable("\(StandardInterfaces.objectManager).\(StandardInterfaces.getManagedObjects)", error)
             if let reply = message.makeError(error) { try? connection.send(reply) }
             return
         }
         try? connection.send(reply)
+        if let large = state.withLock({ $0.afterLargeReply }), bytes >= large.bytes { large.run() }
     }
 
     private func handleProperties(
@@ -575,6 +580,15 @@ extension Connection {
     /// a call over them is answered with `limits.errorName` before any handler runs.
     public func setDecodingLimits(_ limits: DecodingLimits) {
         objects.state.withLock { $0.limits = limits }
+    }
+
+    /// Runs `body` on the connection's thread after each `GetManagedObjects`
+    /// reply of `bytes` or more is queued for sending. Writing such a reply
+    /// reads every object's properties, which leaves many small blocks freed
+    /// behind it; a service can give their pages back to the system here (off
+    /// this thread: that can take milliseconds).
+    public func afterLargeReply(ofAtLeast bytes: Int, _ body: @escaping @Sendable () -> Void) {
+        objects.state.withLock { $0.afterLargeReply = (bytes, body) }
     }
 
     public func export(_ interfaces: [ExportedInterface], at path: String, announce: Bool = true) throws {

@@ -199,6 +199,9 @@ public actor HostService: Service, CustomStringConvertible {
         // Watch connections leaving before accepting registrations.
         ownerChanges = try await connection.nameOwnerChanges()
         connection.addObjectManager(at: Host1Apps.objectPath)
+        // Reading every object's properties for a reply of many objects leaves
+        // their blocks freed but resident: give the pages back once it is sent.
+        connection.afterLargeReply(ofAtLeast: 1 << 20) { Allocator.returnFreePagesInBackground() }
         try openState()
         // Reading the files left their text, their records and the paths
         // exported freed but resident: the reader's locals are gone by now.

@@ -1,4 +1,6 @@
 import CAllocator
+import Dispatch
+import Synchronization
 
 /// The C library's allocator.
 public enum Allocator {
@@ -9,6 +11,19 @@ public enum Allocator {
     public static func returnFreePages() {
         _ = malloc_trim(0)
     }
+
+    /// ``returnFreePages()`` on a thread of the system's pool, for a caller
+    /// whose thread must not wait (the bus's): trimming walks the whole heap.
+    /// Asked again while one is queued, the queued one serves both.
+    public static func returnFreePagesInBackground() {
+        guard !trimQueued.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        DispatchQueue.global(qos: .utility).async {
+            trimQueued.store(false, ordering: .releasing)
+            returnFreePages()
+        }
+    }
+
+    private static let trimQueued = Atomic<Bool>(false)
 
     /// Serves every block of `bytes` or more from pages of its own that go back
     /// to the system the moment it is freed. glibc otherwise raises that

@@ -163,4 +163,33 @@ struct BodyWriterTests {
         }
     }
 
+    @Test("what a service gives back after a large GetManagedObjects runs after a reply of that size, not after a smaller one")
+    func afterLargeReply() async throws {
+        try await withBus { fixture in
+            let server = try await fixture.connect("server")
+            let client = try await fixture.connect("client")
+            let manager = "/org/widgethost/Test/Large"
+            server.addObjectManager(at: manager)
+            let runs = Counter()
+            server.afterLargeReply(ofAtLeast: 4096) { runs.increment() }
+            var item = ExportedInterface(
+                try interface(#"<node><interface name="org.widgethost.Test.Text"><property name="Text" type="s" access="read"/></interface></node>"#))
+            item.property("Text", PropertyHandler(get: { .string(String(repeating: "t", count: 1000)) }))
+            let destination = try #require(server.uniqueName)
+            func managedObjects() async throws {
+                _ = try await client.call(
+                    destination: destination, path: manager, interface: StandardInterfaces.objectManager, member: StandardInterfaces.getManagedObjects)
+            }
+            // Three objects: about 3,100 bytes.
+            for n in 1...3 { try server.export([item], at: "\(manager)/o\(n)") }
+            try await managedObjects()
+            #expect(runs.count == 0)
+            // Five: about 5,200 bytes.
+            for n in 4...5 { try server.export([item], at: "\(manager)/o\(n)") }
+            try await managedObjects()
+            // It runs on the server's thread just after the reply is queued.
+            for _ in 0..<100 where runs.count == 0 { try await Task.sleep(for: .milliseconds(10)) }
+            #expect(runs.count == 1)
+        }
+    }
 }
