@@ -44,6 +44,9 @@ struct ScaleBench: AsyncParsableCommand {
         if let largest = scales.max(), let point = results[largest] {
             row("RSS at \(largest) widgets (target ≤ 64 MiB)", mib(point.rss))
             row("start at \(largest) widgets (target ≤ 1.5 s)", String(format: "%8.3f s", point.start))
+            row(
+                "RSS after one GetManagedObjects at \(largest) widgets / before (target ≤ 1.2)",
+                String(format: "%8.2f", Double(point.rssAfter) / Double(point.rss)) + "  (" + mib(point.rssAfter) + " / " + mib(point.rss) + ")")
             if let smallest = scales.min(), let low = results[smallest], smallest != largest {
                 row("tap p50 over floor at \(largest) / at \(smallest)", String(format: "%8.3f", (point.tap / point.floor) / (low.tap / low.floor)))
             }
