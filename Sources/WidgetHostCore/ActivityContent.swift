@@ -89,9 +89,14 @@ public struct ActivityContent: Sendable, Equatable {
     /// In `compactLeading`, `compactTrailing` and `minimal`, which honour neither
     /// links nor controls, this is what every tap opens.
     public func defaultURL(for presentation: ActivityPresentation) -> String? {
+        Self.defaultURL(for: presentation, root: tree(for: presentation).root, activityURL: widgetURL)
+    }
+
+    /// ``defaultURL(for:)`` of a presentation whose tree's root is `root`.
+    static func defaultURL(for presentation: ActivityPresentation, root: ViewElement, activityURL: String?) -> String? {
         let background = TapTarget(
-            surface: .desktop, capabilities: presentation.capabilities, chain: [], root: tree(for: presentation).root,
-            activityURL: widgetURL, app: AppOptions(defaultsFor: ""))
+            surface: .desktop, capabilities: presentation.capabilities, chain: [], root: root, activityURL: activityURL,
+            app: AppOptions(defaultsFor: ""))
         return TapRules.resolve(background) { UserActivity(activityType: ActivityTapRules.userActivityType, userInfo: [:]) }.outcome.url
     }
 
@@ -158,16 +163,22 @@ public struct ActivityContent: Sendable, Equatable {
 
         var count = 0
         var trees: [ActivityPresentation: ViewTree] = [:]
+        var roots: [ActivityPresentation: ViewElement] = [:]
         for presentation in ActivityPresentation.allCases {
             let subtree = top[presentation.rawValue]!
-            trees[presentation] = try ViewTree.parse(
+            let (tree, root) = try ViewTree.parse(
                 value: subtree, json: subtree.jsonText, at: "$.\(presentation.rawValue)", limits: limits, count: &count)
+            trees[presentation] = tree
+            roots[presentation] = root
         }
-        let content = ActivityContent(
+        // The compact trees' elements, as validation just built them: read
+        // from the trees' text, both would be parsed and validated again.
+        try checkCompactConsistency(
+            leading: defaultURL(for: .compactLeading, root: roots[.compactLeading]!, activityURL: widgetURL),
+            trailing: defaultURL(for: .compactTrailing, root: roots[.compactTrailing]!, activityURL: widgetURL))
+        return ActivityContent(
             widgetURL: widgetURL, lockScreen: trees[.lockScreen]!, compactLeading: trees[.compactLeading]!,
             compactTrailing: trees[.compactTrailing]!, minimal: trees[.minimal]!, expanded: trees[.expanded]!, json: json)
-        try content.checkCompactConsistency()
-        return content
     }
 
     /// Checks that `compactLeading` and `compactTrailing` do not open different URLs.
@@ -182,9 +193,12 @@ public struct ActivityContent: Sendable, Equatable {
     /// is allowed: a tap on the side without a URL continues the activity's user
     /// activity instead.
     public func checkCompactConsistency() throws(HostError) {
-        guard let leading = defaultURL(for: .compactLeading), let trailing = defaultURL(for: .compactTrailing),
-            leading != trailing
-        else { return }
+        try Self.checkCompactConsistency(leading: defaultURL(for: .compactLeading), trailing: defaultURL(for: .compactTrailing))
+    }
+
+    /// ``checkCompactConsistency()`` of the URLs the two compact sides open.
+    static func checkCompactConsistency(leading: String?, trailing: String?) throws(HostError) {
+        guard let leading, let trailing, leading != trailing else { return }
         throw .inconsistentLinks(
             "compactLeading opens \(leading) but compactTrailing opens \(trailing); a tap on either side of the compact presentation must open the same URL — give both trees the same widgetURL, or drop their widgetURLs and set the activity-level widgetURL")
     }

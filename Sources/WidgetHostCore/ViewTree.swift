@@ -216,26 +216,28 @@ public struct ViewTree: Sendable, Equatable {
         }
         for duplicate in duplicates { try report(.invalidContent(duplicate.message(in: "content")), .duplicateKey, &problems) }
         var count = 0
-        return try parse(value: value, json: json, at: "$", limits: limits, count: &count, problems: &problems)
+        return try parse(value: value, json: json, at: "$", limits: limits, count: &count, problems: &problems).tree
     }
 
     /// Validates an already decoded tree whose root sits at `path` (`"$"` for a
     /// whole document, `"$.lockScreen"` inside a Live Activity's content); `json`
     /// becomes the tree's ``json``. `count` carries the number of elements seen so
     /// far, so that several trees of one document share ``ViewTreeLimits/maxElements``.
+    /// Returns the root element validation built too, for a caller that reads
+    /// it at once: ``root`` would parse the text again.
     static func parse(
         value: JSONValue, json: String, at path: String, limits: ViewTreeLimits, count: inout Int
-    ) throws(HostError) -> ViewTree {
+    ) throws(HostError) -> (tree: ViewTree, root: ViewElement) {
         var strict: [ContentProblem]? = nil
         return try parse(value: value, json: json, at: path, limits: limits, count: &count, problems: &strict)
     }
 
     private static func parse(
         value: JSONValue, json: String, at path: String, limits: ViewTreeLimits, count: inout Int, problems: inout [ContentProblem]?
-    ) throws(HostError) -> ViewTree {
+    ) throws(HostError) -> (tree: ViewTree, root: ViewElement) {
         var ids = Set<String>()
-        _ = try element(value, at: path, depth: 1, limits: limits, ids: &ids, count: &count, problems: &problems)
-        return ViewTree(validated: json)
+        let root = try element(value, at: path, depth: 1, limits: limits, ids: &ids, count: &count, problems: &problems)
+        return (ViewTree(validated: json), root)
     }
 
     /// Bracket depth of JSON text, computed without parsing (strings skipped).
