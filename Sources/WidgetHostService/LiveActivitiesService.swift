@@ -49,7 +49,7 @@ extension HostService {
         try Validate.appID(appID)
         try requireOwner(appID, sender, identity, doing: "start its Live Activities")
         let now = self.now
-        let activity = try storingActivities {
+        let activity = try storingActivity("a\(activities.nextActivityNumber)") {
             try $0.start(
                 appID: appID, attributesType: attributesType, contentJSON: contentJSON, options: OptionValue.dictionary(options), now: now)
         } records: { [.activity(StoredActivity($0))] }
@@ -78,7 +78,7 @@ extension HostService {
         let before = try existingActivity(id)
         try requireOwner(before.appID, sender, identity, doing: "update its Live Activities")
         let now = self.now
-        let after = try storingActivities {
+        let after = try storingActivity(id) {
             try $0.update(id: id, contentJSON: contentJSON, options: OptionValue.dictionary(options), now: now)
         } records: { [.activity(StoredActivity($0))] }
         announce(id, before: before, after: after)
@@ -89,7 +89,7 @@ extension HostService {
         let before = try existingActivity(id)
         try requireOwner(before.appID, sender, identity, doing: "end its Live Activities")
         let now = self.now
-        let result = try storingActivities {
+        let result = try storingActivity(id) {
             try $0.end(id: id, options: OptionValue.dictionary(options), now: now)
         } records: { [$0.isRemoved ? .activityRemoved(id: id) : .activity(StoredActivity($0.activity))] }
         logger.info("Live Activity ended", metadata: ["activity": "\(id)", "removed": "\(result.isRemoved)"])
@@ -101,13 +101,16 @@ extension HostService {
         activitiesChanged()
     }
 
-    /// Makes a change to the Live Activities, checks it against the budgets
-    /// and stores the records it gives; when it does not fit or cannot be
-    /// stored, the activities are put back as they were.
-    func storingActivities<T>(
-        _ change: (inout LiveActivityStore) throws -> T, records: (T) -> [StateRecord]
+    /// Makes a change to Live Activity `id` (for a start, the id it mints),
+    /// checks it against the budgets and stores the records it gives, which
+    /// concern that activity alone; when it does not fit or cannot be stored,
+    /// the activity is put back as it was. Only that activity is kept aside:
+    /// a copy of the store, changed while kept, would copy every activity's
+    /// entry on each update.
+    func storingActivity<T>(
+        _ id: String, _ change: (inout LiveActivityStore) throws -> T, records: (T) -> [StateRecord]
     ) throws -> T {
-        let saved = activities
+        let before = activities.activity(id)
         let result = try change(&activities)
         let records = records(result)
         var charges: [(LiveActivity, Int)] = []
@@ -115,9 +118,9 @@ extension HostService {
             for case .activity(let stored) in records {
                 if let activity = activities.activity(stored.id) { charges.append((activity, try checkFootprint(of: activity))) }
             }
-            try persist(records, activitiesBefore: saved)
+            try persist(records, priors: records.map { _ in .activity(id, before) })
         } catch {
-            activities = saved
+            activities.putBack(id, before, now: now)
             throw error
         }
         for (activity, bytes) in charges { footprint.set(activity.id, appID: activity.appID, bytes: bytes) }

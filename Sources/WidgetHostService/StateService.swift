@@ -79,8 +79,8 @@ extension HostService {
     }
 
     /// Queues `records` — a change the caller is about to make to the model,
-    /// or has just made to the Live Activities (`activitiesBefore` is then the
-    /// store before it) — for the journal writer, and returns at once: the
+    /// or has just made (`priors` is then what it replaced, one for each
+    /// record) — for the journal writer, and returns at once: the
     /// sync happens off this thread, together with every other write queued
     /// meanwhile (group commit). A handler answered by ``answerOnceStored(_:_:)``
     /// is answered once the change is on disk.
@@ -93,7 +93,7 @@ extension HostService {
     ///
     /// - Throws: `InvalidArgument` for a value that cannot be stored (it is
     ///   encoded here, so that nothing is queued): the caller's input.
-    func persist(_ records: [StateRecord], activitiesBefore: LiveActivityStore? = nil, keep: Bool = false) throws {
+    func persist(_ records: [StateRecord], priors made: [PendingWrite.Prior]? = nil, keep: Bool = false) throws {
         guard let journal = storage.journal, !records.isEmpty else { return }
         let lines: [String]
         do {
@@ -101,7 +101,7 @@ extension HostService {
         } catch {
             throw HostError.invalidArgument("the change cannot be stored (\(error)); nothing was changed — send only finite numbers and valid strings")
         }
-        let priors = keep ? nil : records.flatMap { prior(of: $0, activities: activitiesBefore ?? activities) }
+        let priors = keep ? nil : made ?? records.flatMap { prior(of: $0, activities: activities) }
         let number: UInt64
         let whole = storage.filesBehind
         if whole {

@@ -126,6 +126,30 @@ struct FootprintTests {
         #expect(try await Self.managedObjectsBytes(renderer) <= 6_291_456 + 4096)
     }
 
+    @Test("a Live Activity change over the budget changes nothing: a refused Update leaves what the activity shows, a refused Start takes no id")
+    func activityOverBudget() async throws {
+        let fixture = try await HostFixture.make()
+        defer { fixture.stop() }
+        try await fixture.startHost(["--max-app-bytes", "150000", "--max-host-bytes", "300000"])
+        let renderer = try await fixture.connect()
+        defer { renderer.close() }
+        let app = try await AppPeer(fixture, appID: "org.example.Growing")
+        defer { app.close() }
+        let first = try await app.startActivity("T", Self.activity(1000))
+        await expectHostError("LimitExceeded", mentioning: "max-app-bytes") {
+            _ = try await app.connection.call(
+                destination: "org.widgethost.Host1", path: first, interface: "org.widgethost.Host1.LiveActivity", member: "Update",
+                [.string(Self.activity(200_000)), .vardict(["relevance": .double(5)])])
+        }
+        let shown = try await renderer.managedObjects()[first]
+        #expect(shown?["Content"] == .string(Self.activity(1000)) && shown?["Relevance"] == .double(0), "\(String(describing: shown))")
+        await expectHostError("LimitExceeded", mentioning: "max-app-bytes") {
+            _ = try await app.startActivity("T", Self.activity(200_000))
+        }
+        #expect(try await app.startActivity("T", Self.activity(1000)) == "/org/widgethost/Host1/activities/a2", "a refused start mints no id")
+        #expect(try await renderer.managedObjects().keys.filter { $0.contains("/activities/") }.sorted() == [first, "/org/widgethost/Host1/activities/a2"])
+    }
+
     @Test("budgets that could not fit one message are refused at start")
     func daemonOptions() async throws {
         let fixture = try await HostFixture.make()
