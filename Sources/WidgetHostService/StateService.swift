@@ -115,9 +115,16 @@ extension HostService {
         if storage.queued(PendingWrite(number: number, priors: priors, isSnapshot: whole, queuedAt: now)) { armSlowWrites() }
     }
 
-    /// Arms the timer for the oldest write with callers still waiting.
+    /// Arms the timer for the oldest write with callers still waiting. A
+    /// deadline already armed that comes no later stays, and one armed when
+    /// nothing waits any more stays too: it fires, finds nothing due and arms
+    /// the next (``answerSlowWrites()``). Moved on every write and disarmed
+    /// when it was written, the deadline woke the timer loop twice a write.
     func armSlowWrites() {
-        arm(.slowWrites, at: storage.oldestWaiting.map { $0.addingTimeInterval(configuration.deliveryTimeout.timeInterval) })
+        guard let oldest = storage.oldestWaiting else { return }
+        let deadline = oldest.addingTimeInterval(configuration.deliveryTimeout.timeInterval)
+        if let armed = timers.deadline(.slowWrites), armed <= deadline { return }
+        arm(.slowWrites, at: deadline)
     }
 
     /// A write the disk has not taken within the delivery timeout — a frozen
