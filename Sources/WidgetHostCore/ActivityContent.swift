@@ -162,23 +162,22 @@ public struct ActivityContent: Sendable, Equatable {
         }
 
         var count = 0
-        var trees: [ActivityPresentation: ViewTree] = [:]
-        var roots: [ActivityPresentation: ViewElement] = [:]
-        for presentation in ActivityPresentation.allCases {
+        func parsed(_ presentation: ActivityPresentation) throws(HostError) -> (tree: ViewTree, root: ViewElement) {
             let subtree = top[presentation.rawValue]!
-            let (tree, root) = try ViewTree.parse(
+            return try ViewTree.parse(
                 value: subtree, json: subtree.jsonText, at: "$.\(presentation.rawValue)", limits: limits, count: &count)
-            trees[presentation] = tree
-            roots[presentation] = root
         }
+        // In the order of `allCases`, which the elements are counted and the errors found in.
+        let lockScreen = try parsed(.lockScreen), compactLeading = try parsed(.compactLeading)
+        let compactTrailing = try parsed(.compactTrailing), minimal = try parsed(.minimal), expanded = try parsed(.expanded)
         // The compact trees' elements, as validation just built them: read
         // from the trees' text, both would be parsed and validated again.
         try checkCompactConsistency(
-            leading: defaultURL(for: .compactLeading, root: roots[.compactLeading]!, activityURL: widgetURL),
-            trailing: defaultURL(for: .compactTrailing, root: roots[.compactTrailing]!, activityURL: widgetURL))
+            leading: defaultURL(for: .compactLeading, root: compactLeading.root, activityURL: widgetURL),
+            trailing: defaultURL(for: .compactTrailing, root: compactTrailing.root, activityURL: widgetURL))
         return ActivityContent(
-            widgetURL: widgetURL, lockScreen: trees[.lockScreen]!, compactLeading: trees[.compactLeading]!,
-            compactTrailing: trees[.compactTrailing]!, minimal: trees[.minimal]!, expanded: trees[.expanded]!, json: json)
+            widgetURL: widgetURL, lockScreen: lockScreen.tree, compactLeading: compactLeading.tree, compactTrailing: compactTrailing.tree,
+            minimal: minimal.tree, expanded: expanded.tree, json: json)
     }
 
     /// Checks that `compactLeading` and `compactTrailing` do not open different URLs.
