@@ -354,9 +354,9 @@ final class ObjectServer: Sendable {
         // their paths: the objects below a parent are below the manager when
         // the parent is the manager or lies below it.
         var objects = state.withLock { state in
-            state.objects.lazy.filter { parent, _ in !parent.isEmpty && ObjectPath.isDescendant(parent, of: manager) }
-                .flatMap { parent, leaves in leaves.lazy.map { (parent: parent, leaf: $0.key, interfaces: $0.value) } }
-                .reduce(into: [(parent: String, leaf: String, interfaces: [ExportedInterface])]()) { $0.append($1) }
+            Array(
+                state.objects.lazy.filter { parent, _ in !parent.isEmpty && ObjectPath.isDescendant(parent, of: manager) }
+                    .flatMap { parent, leaves in leaves.lazy.map { (parent: parent, leaf: $0.key, interfaces: $0.value) } })
         }
         // By path: beside each other, the paths of one parent sort as their last elements do.
         objects.sort { a, b in a.parent == b.parent ? a.leaf < b.leaf : Self.join(a.parent, a.leaf) < Self.join(b.parent, b.leaf) }
