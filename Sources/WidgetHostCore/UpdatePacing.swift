@@ -1,0 +1,231 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// The settings of ``UpdatePacing``; the daemon exposes them as options
+/// (docs/daemon.md#updates).
+public struct UpdatePacingOptions: Sendable, Equatable {
+    /// How many frames an object of an app past its rate waits between two
+    /// announcements, instead of one.
+    public static let framesPastRate = 10
+
+    /// One frame in milliseconds (``HostDefaults/updateFrameMs``): each
+    /// object's changes within one are announced once, the latest.
+    public var frameMs: Int
+    /// Updates a second one app may make, sustained, and have each change
+    /// announced within a frame (``HostDefaults/updateRate``).
+    public var rate: Int
+    /// Updates one app may make at once beyond its rate before it is past it
+    /// (``HostDefaults/updateBurst``).
+    public var burst: Int
+    /// Updates a second one app may make at all, in bursts of as many; past it
+    /// an update is refused (``HostDefaults/maxUpdateRate``).
+    public var ceiling: Int
+
+    /// Creates options; every parameter defaults to the documented default.
+    public init(
+        frameMs: Int = HostDefaults.updateFrameMs, rate: Int = HostDefaults.updateRate, burst: Int = HostDefaults.updateBurst,
+        ceiling: Int = HostDefaults.maxUpdateRate
+    ) {
+        self.frameMs = frameMs
+        self.rate = rate
+        self.burst = burst
+        self.ceiling = ceiling
+    }
+
+    /// The wait between two announcements of one object, in milliseconds.
+    func interval(_ pace: UpdatePace) -> Int64 {
+        Int64(frameMs) * (pace == .withinRate ? 1 : Int64(Self.framesPastRate))
+    }
+}
+
+/// How an update stands against its app's rate (``UpdatePacing/admit(appID:now:)``).
+public enum UpdatePace: Sendable, Equatable {
+    /// Within the app's rate: the change is announced within a frame.
+    case withinRate
+    /// Past the app's rate: stored and acknowledged all the same, announced
+    /// within ``UpdatePacingOptions/framesPastRate`` frames.
+    case pastRate
+}
+
+/// When changes reach renderers, and how many one app may make
+/// (docs/widgets.md#updates, docs/live-activities.md#updates).
+///
+/// - **Frames.** No renderer draws more than one change of an object per
+///   frame, so each object is announced at most once per frame: the first
+///   change of an object quiet for a frame is announced at once; the next
+///   ones within the frame wait for its end and are announced once, with
+///   every name that changed (the announcement reads the values then: the
+///   latest). Nothing is held while nothing changes, so nothing needs a
+///   timer then (``nextDeadline(now:)`` is nil).
+/// - **Rate.** Each app has a token bucket of ``UpdatePacingOptions/rate``
+///   updates a second with room for ``UpdatePacingOptions/burst``. An update
+///   that finds it empty is still stored and acknowledged, but its object
+///   waits ``UpdatePacingOptions/framesPastRate`` frames between
+///   announcements instead of one.
+/// - **Ceiling.** A second bucket of ``UpdatePacingOptions/ceiling`` updates
+///   a second (room for as many): an update that finds it empty is refused
+///   with `LimitExceeded`, before anything of it is read or stored.
+///
+/// Plain bookkeeping on the dates it is given: the host stores and announces.
+/// Every structure it keeps is bounded by the objects and apps that changed
+/// within the last few frames or seconds.
+public struct UpdatePacing<Object: Hashable & Sendable>: Sendable {
+    public let options: UpdatePacingOptions
+    /// Each app's two buckets, while either is not full.
+    private var budgets: [String: Budget] = [:]
+    /// When each object was last announced, in Unix milliseconds, while that
+    /// may still hold its next change back.
+    private var announced: [Object: Int64] = [:]
+    /// The names of each object held for its next announcement, in the order they first changed.
+    private var held: [Object: [String]] = [:]
+    /// One item per held object, for when it is due.
+    private var due = DeadlineHeap<Object>()
+    private var sequence: UInt64 = 0
+    /// How many budgets and announcement dates were kept after the last sweep of each.
+    private var budgetsSwept = 0
+    private var announcedSwept = 0
+
+    public init(options: UpdatePacingOptions = UpdatePacingOptions()) {
+        self.options = options
+    }
+
+    // MARK: The budget
+
+    /// Counts one update of `appID` at `now` against its rate and its ceiling.
+    ///
+    /// - Returns: whether it is within the app's rate.
+    /// - Throws: `LimitExceeded`, giving the ceiling and the rate, when the app
+    ///   is past its ceiling; the update is then not counted against its rate.
+    public mutating func admit(appID: String, now: Date) throws(HostError) -> UpdatePace {
+        var budget = budgets[appID] ?? Budget(options, now: now)
+        defer {
+            budgets[appID] = budget
+            sweepBudgets(now: now)
+        }
+        guard budget.ceiling.take(now: now, capacity: options.ceiling, perSecond: options.ceiling) else {
+            throw .limitExceeded(
+                "\(Validate.prefix(appID)) sent more than \(options.ceiling) updates in a second, its ceiling (the limit max-update-rate), so this one was not stored; "
+                    + "an app may send \(options.rate) updates a second (update-rate, in bursts of \(options.burst)), and renderers draw at most one change "
+                    + "of a widget or Live Activity per frame (\(options.frameMs) ms): send only the latest, at most once a frame")
+        }
+        return budget.rate.take(now: now, capacity: options.burst, perSecond: options.rate) ? .withinRate : .pastRate
+    }
+
+    /// Forgets the buckets that are full again, once there are twice as many
+    /// as after the last sweep: a full bucket is the same as none.
+    private mutating func sweepBudgets(now: Date) {
+        guard budgets.count >= max(64, 2 * budgetsSwept) else { return }
+        budgets = budgets.filter { !$0.value.isFull(options, now: now) }
+        budgetsSwept = budgets.count
+    }
+
+    // MARK: Frames
+
+    /// `object` changed at `now` (its `names`), at `pace`.
+    ///
+    /// - Returns: true when the change is to be announced now, with `names`;
+    ///   false when it is held, with what was held already, for
+    ///   ``takeDue(now:)`` at the end of the object's frame.
+    public mutating func changed(_ object: Object, _ names: [String], pace: UpdatePace, now: Date) -> Bool {
+        if var waiting = held[object] {
+            for name in names where !waiting.contains(name) { waiting.append(name) }
+            held[object] = waiting
+            return false
+        }
+        let nowMs = UnixTime.milliseconds(now)
+        let interval = options.interval(pace)
+        // Quiet for its interval, or a clock set back before its last announcement.
+        guard let last = announced[object], last <= nowMs, nowMs - last < interval else {
+            announced[object] = nowMs
+            sweepAnnounced(now: nowMs)
+            return true
+        }
+        held[object] = names
+        sequence += 1
+        due.push(.init(deadline: last + interval, sequence: sequence, key: object))
+        return false
+    }
+
+    /// The held announcements due by `now`, each object once with every name
+    /// that changed since its last one, in the order they fell due. An item
+    /// further ahead than the longest interval is due too: the clock was set
+    /// back since it was held.
+    public mutating func takeDue(now: Date) -> [(object: Object, names: [String])] {
+        let nowMs = UnixTime.milliseconds(now)
+        var taken: [(object: Object, names: [String])] = []
+        while let top = due.top, top.deadline <= nowMs || top.deadline > nowMs + options.interval(.pastRate) {
+            due.pop()
+            guard let names = held.removeValue(forKey: top.key) else { continue }
+            announced[top.key] = nowMs
+            taken.append((top.key, names))
+        }
+        sweepAnnounced(now: nowMs)
+        return taken
+    }
+
+    /// When ``takeDue(now:)`` next has something to announce; nil when nothing is held.
+    public func nextDeadline(now: Date) -> Date? {
+        guard let top = due.top else { return nil }
+        return UnixTime.date(min(top.deadline, UnixTime.milliseconds(now) + options.interval(.pastRate)))
+    }
+
+    /// The objects with changes held.
+    public var heldCount: Int { held.count }
+
+    /// The apps and objects it keeps anything of (for tests).
+    var kept: (budgets: Int, announced: Int, due: Int) { (budgets.count, announced.count, due.count) }
+
+    /// Forgets the announcement dates that can no longer hold a change back,
+    /// once there are twice as many as after the last sweep.
+    private mutating func sweepAnnounced(now: Int64) {
+        guard announced.count >= max(64, 2 * announcedSwept) else { return }
+        let longest = options.interval(.pastRate), held = self.held
+        announced = announced.filter { key, last in held[key] != nil || (last <= now && now - last < longest) }
+        announcedSwept = announced.count
+    }
+}
+
+/// An app's two buckets: its rate and its ceiling.
+private struct Budget: Sendable {
+    var rate: TokenBucket
+    var ceiling: TokenBucket
+
+    init(_ options: UpdatePacingOptions, now: Date) {
+        rate = TokenBucket(tokens: Double(options.burst), at: now)
+        ceiling = TokenBucket(tokens: Double(options.ceiling), at: now)
+    }
+
+    func isFull(_ options: UpdatePacingOptions, now: Date) -> Bool {
+        rate.isFull(now: now, capacity: options.burst, perSecond: options.rate)
+            && ceiling.isFull(now: now, capacity: options.ceiling, perSecond: options.ceiling)
+    }
+}
+
+/// Tokens that come back at a steady rate up to a capacity; each update takes one.
+struct TokenBucket: Sendable, Equatable {
+    var tokens: Double
+    /// When `tokens` was counted.
+    var at: Date
+
+    /// The tokens at `now`: none come back for a clock set back.
+    func tokens(now: Date, capacity: Int, perSecond: Int) -> Double {
+        min(Double(capacity), tokens + max(0, now.timeIntervalSince(at)) * Double(perSecond))
+    }
+
+    /// Takes a token at `now`; false when there is none.
+    mutating func take(now: Date, capacity: Int, perSecond: Int) -> Bool {
+        tokens = tokens(now: now, capacity: capacity, perSecond: perSecond)
+        at = now
+        // Dates are kept to a fraction of a microsecond: a token due now may count as 0.9999999.
+        guard tokens >= 1 - 1e-6 else { return false }
+        tokens = max(0, tokens - 1)
+        return true
+    }
+
+    func isFull(now: Date, capacity: Int, perSecond: Int) -> Bool {
+        tokens(now: now, capacity: capacity, perSecond: perSecond) >= Double(capacity)
+    }
+}
