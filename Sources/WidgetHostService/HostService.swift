@@ -49,6 +49,8 @@ public struct HostConfiguration: Sendable {
     public var providerTimeout: Duration = .seconds(HostDefaults.providerTimeout)
     /// The timeline engine's budget, pacing and retry settings.
     public var timelines = TimelineOptions()
+    /// The frame announcements are coalesced in, and each app's update rate, burst and ceiling.
+    public var updates = UpdatePacingOptions()
 
     public init(environment: [String: String] = ProcessInfo.processInfo.environment) {
         xdg = XDGDirectories.fromEnvironment(environment)
@@ -90,6 +92,8 @@ public actor HostService: Service, CustomStringConvertible {
     var storage = Storage()
     /// Each timer's wall-clock deadline: `arm(_:at:)` sets them, `run()` fires them (see Timers.swift).
     var timers = Deadlines()
+    /// Announcements held to the end of their frame, and each app's update budget (see PacingService.swift).
+    var pacing: UpdatePacing<AnnouncedObject>
     /// Work a handler starts that outlives its call; `run()` runs each as its child.
     private let jobs = AsyncStream<Job>.makeStream()
     /// Name owners changing on the bus, watched from `start()` on; `run()` reads them.
@@ -131,6 +135,7 @@ public actor HostService: Service, CustomStringConvertible {
         self.footprint = Footprint(budgets: configuration.budgets)
         self.providerCalls = TurnLimiter(limit: configuration.maxProviderCallsPerApp)
         self.deliveries = DeliveryGate(maxPendingPerApp: configuration.maxPendingDeliveriesPerApp)
+        self.pacing = UpdatePacing(options: configuration.updates)
         // The host takes no descriptors (every call carrying some is refused),
         // so those in messages not yet dispatched are kept few: a flood of them
         // cannot fill its descriptor table.

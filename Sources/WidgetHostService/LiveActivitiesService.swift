@@ -77,11 +77,12 @@ extension HostService {
     ) throws {
         let before = try existingActivity(id)
         try requireOwner(before.appID, sender, identity, doing: "update its Live Activities")
+        let pace = try admitUpdate(of: before.appID)
         let now = self.now
         let after = try storingActivities {
             try $0.update(id: id, contentJSON: contentJSON, options: OptionValue.dictionary(options), now: now)
         } records: { [.activity(StoredActivity($0))] }
-        announce(id, before: before, after: after)
+        announce(id, before: before, after: after, pace: pace)
         activitiesChanged()
     }
 
@@ -125,8 +126,9 @@ extension HostService {
         return result
     }
 
-    /// PropertiesChanged for what differs between two states of an activity.
-    func announce(_ id: String, before: LiveActivity, after: LiveActivity) {
+    /// PropertiesChanged for what differs between two states of an activity,
+    /// within the activity's frame.
+    func announce(_ id: String, before: LiveActivity, after: LiveActivity, pace: UpdatePace = .withinRate) {
         let now = self.now
         var names: [Host1LiveActivity.Property] = []
         if before.content != after.content { names.append(.content) }
@@ -138,15 +140,16 @@ extension HostService {
         if before.state != after.state { names.append(.contentState) }
         if before.removeAt != after.removeAt, !names.contains(.dismissalDate) { names.append(.dismissalDate) }
         guard !names.isEmpty else { return }
-        propertiesChanged(Host1LiveActivity.objectPath(id), Host1LiveActivity.name, names.map(\.rawValue))
+        announcePaced(Host1LiveActivity.objectPath(id), Host1LiveActivity.name, names.map(\.rawValue), pace: pace)
     }
 
-    /// After any change: announce a new order and re-arm the deadline timer.
+    /// After any change: announce a new order (within the root's frame: a
+    /// stream of relevance changes reorders once a frame) and re-arm the deadline timer.
     func activitiesChanged() {
         let order = currentOrder()
         if order != announcedOrder {
             announcedOrder = order
-            try? Host1LiveActivities.emitPropertiesChanged(on: connection, path: Host1LiveActivities.objectPath, [.order])
+            announcePaced(Host1LiveActivities.objectPath, Host1LiveActivities.name, [Host1LiveActivities.Property.order.rawValue])
         }
         rearmActivityTimer()
     }

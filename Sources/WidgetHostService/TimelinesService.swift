@@ -310,7 +310,7 @@ extension HostService {
             case .show(let id, let content):
                 // No new charge: a widget is charged with the largest of its entries already.
                 widgets.setContent(id, tree: content)
-                try? Host1Widget.emitPropertiesChanged(on: connection, path: Host1Widget.objectPath(id), [.content])
+                announcePaced(Host1Widget.objectPath(id), Host1Widget.name, [Host1Widget.Property.content.rawValue])
             case .fetch(let fetch):
                 startFetch(fetch)
             }

@@ -11,6 +11,8 @@ enum HostTimer: CaseIterable, Sendable {
     /// Answering the callers of a write the disk has not taken within the
     /// delivery timeout (see `answerSlowWrites()`).
     case slowWrites
+    /// The end of the earliest frame an announcement is held for (see PacingService.swift).
+    case announcements
 }
 
 /// Each timer's wall-clock deadline, and the timer loop waiting for one to change.
@@ -76,7 +78,10 @@ extension HostService {
                     // Deadlines are wall-clock times: waking at least once a minute
                     // notices a clock set forward or a machine that slept.
                     let wait = min(max(0, next.timeIntervalSince(now)), 60)
-                    group.addTask { try? await Task.sleep(for: .milliseconds(Int(wait * 1000) + 1), tolerance: .milliseconds(20)) }
+                    // Late by at most an eighth of the wait: a frame's end is a few
+                    // milliseconds away, the other deadlines seconds or more.
+                    let tolerance = Duration.microseconds(Int(min(20_000, wait * 1_000_000 / 8)))
+                    group.addTask { try? await Task.sleep(for: .milliseconds(Int(wait * 1000) + 1), tolerance: tolerance) }
                 }
                 group.addTask { await self.untilDeadlineChanges(since: seen) }
                 await group.next()
@@ -91,6 +96,7 @@ extension HostService {
         case .timelines: timelineDeadlinePassed()
         case .storage: retryStorage()
         case .slowWrites: answerSlowWrites()
+        case .announcements: announcementsDue()
         }
     }
 

@@ -64,6 +64,7 @@ extension HostService {
     func setContent(_ id: String, _ json: String, _ sender: String, _ identity: CallerIdentity) throws {
         guard let widget = widgets.widgets[id] else { throw DBusError(name: DBusError.unknownObjectName, message: "No widget \(id)") }
         try requireOwner(widget.appID, sender, identity, doing: "set the content of its widgets")
+        let pace = try admitUpdate(of: widget.appID)
         let content = try widgets.content(json)
         var changed = widget
         changed.content = content
@@ -71,7 +72,7 @@ extension HostService {
         try persist([.widget(StoredWidget(widget, content: content?.json))])
         widgets.setContent(id, tree: content)
         footprint.set(id, appID: widget.appID, bytes: bytes)
-        propertiesChanged(Host1Widget.objectPath(id), Host1Widget.name, [Host1Widget.Property.content.rawValue])
+        announcePaced(Host1Widget.objectPath(id), Host1Widget.name, [Host1Widget.Property.content.rawValue], pace: pace)
     }
 
     func configure(_ id: String, _ values: [String: DBusValue]) throws {
@@ -83,7 +84,7 @@ extension HostService {
         try persist([.widget(StoredWidget(changed, content: changed.content?.json))])
         widgets.setConfiguration(id, configuration)
         footprint.set(id, appID: changed.appID, bytes: bytes)
-        propertiesChanged(Host1Widget.objectPath(id), Host1Widget.name, [Host1Widget.Property.configuration.rawValue])
+        announcePaced(Host1Widget.objectPath(id), Host1Widget.name, [Host1Widget.Property.configuration.rawValue])
         requestReload(id, .configured)
     }
 
