@@ -67,7 +67,12 @@ public enum UpdatePace: Sendable, Equatable {
 ///   announcements instead of one.
 /// - **Ceiling.** A second bucket of ``UpdatePacingOptions/ceiling`` updates
 ///   a second (room for as many): an update that finds it empty is refused
-///   with `LimitExceeded`, before anything of it is read or stored.
+///   with `LimitExceeded`, before anything of it is read or stored. The
+///   refusal is answered a frame after it came (``holdRefusal(of:now:)``):
+///   an app that sends again as soon as it is answered is slowed to a few
+///   calls a frame instead of costing the host, and the bus, one answer per
+///   call as fast as both can go. At most `ceiling` refusals of an app wait
+///   at once; past that they are answered at once.
 ///
 /// Plain bookkeeping on the dates it is given: the host stores and announces.
 /// Every structure it keeps is bounded by the objects and apps that changed
@@ -84,6 +89,8 @@ public struct UpdatePacing<Object: Hashable & Sendable>: Sendable {
     /// One item per held object, for when it is due.
     private var due = DeadlineHeap<Object>()
     private var sequence: UInt64 = 0
+    /// Refusals of each app waiting to be answered.
+    private var heldRefusals: [String: Int] = [:]
     /// How many budgets and announcement dates were kept after the last sweep of each.
     private var budgetsSwept = 0
     private var announcedSwept = 0
@@ -112,6 +119,22 @@ public struct UpdatePacing<Object: Hashable & Sendable>: Sendable {
                     + "of a widget or Live Activity per frame (\(options.frameMs) ms): send only the latest, at most once a frame")
         }
         return budget.rate.take(now: now, capacity: options.burst, perSecond: options.rate) ? .withinRate : .pastRate
+    }
+
+    /// When to answer an update of `appID` refused at `now`: a frame later,
+    /// or nil (now) when as many of its refusals as its ceiling wait already.
+    /// Report each one answered with ``refusalAnswered(of:)``.
+    public mutating func holdRefusal(of appID: String, now: Date) -> Date? {
+        let held = heldRefusals[appID, default: 0]
+        guard held < options.ceiling else { return nil }
+        heldRefusals[appID] = held + 1
+        return now.addingTimeInterval(Double(options.frameMs) / 1000)
+    }
+
+    /// A refusal ``holdRefusal(of:now:)`` held was answered.
+    public mutating func refusalAnswered(of appID: String) {
+        let held = heldRefusals[appID, default: 1] - 1
+        heldRefusals[appID] = held > 0 ? held : nil
     }
 
     /// Forgets the buckets that are full again, once there are twice as many

@@ -94,6 +94,8 @@ public actor HostService: Service, CustomStringConvertible {
     var timers = Deadlines()
     /// Announcements held to the end of their frame, and each app's update budget (see PacingService.swift).
     var pacing: UpdatePacing<AnnouncedObject>
+    /// Refused updates waiting to be answered, oldest first (see PacingService.swift).
+    var refusals: [HeldRefusal] = []
     /// Work a handler starts that outlives its call; `run()` runs each as its child.
     private let jobs = AsyncStream<Job>.makeStream()
     /// Name owners changing on the bus, watched from `start()` on; `run()` reads them.

@@ -157,11 +157,13 @@ extension HostService {
     /// Answers `reply` with what `body` returns or throws — at once when it
     /// changed nothing durable, else once the writer reports its changes on
     /// disk, or with `StorageFailed` (and the changes put back) when the disk
-    /// refuses them. Nothing is acknowledged before it is on disk.
+    /// refuses them. Nothing is acknowledged before it is on disk. An update
+    /// refused past its app's ceiling is answered a frame later.
     func answerOnceStored<T>(_ reply: TypedReply<T>, _ body: () throws -> T) {
         // Reports arrive between handlers, never during one: a new last write is this call's.
         let mark = storage.lastWrite
         let result = Result { try body() }
+        if case .failure(let refused as RefusedUpdate) = result { return holdRefusal(refused, reply) }
         guard storage.lastWrite != mark else { return reply.send(result) }
         storage.waitForLastWrite { refused in
             if let refused { reply.fail(refused) } else { reply.send(result) }

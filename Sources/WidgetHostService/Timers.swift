@@ -13,6 +13,8 @@ enum HostTimer: CaseIterable, Sendable {
     case slowWrites
     /// The end of the earliest frame an announcement is held for (see PacingService.swift).
     case announcements
+    /// Answering the oldest refused update held a frame (see PacingService.swift).
+    case refusals
 }
 
 /// Each timer's wall-clock deadline, and the timer loop waiting for one to change.
@@ -97,6 +99,7 @@ extension HostService {
         case .storage: retryStorage()
         case .slowWrites: answerSlowWrites()
         case .announcements: announcementsDue()
+        case .refusals: answerRefusals()
         }
     }
 

@@ -147,6 +147,22 @@ struct UpdatePacingTests {
         #expect(next == [.withinRate, .withinRate, .withinRate], "2 tokens left and 1 back: the refusals took none")
     }
 
+    @Test("A refusal is answered a frame after it came; past the ceiling's worth waiting, at once")
+    func refusalsWait() {
+        let p = Paced()
+        let now = p.clock.now()
+        var answers: [Date?] = []
+        for _ in 0..<21 { answers.append(p.pacing.holdRefusal(of: "flood", now: now)) }
+        #expect(answers.prefix(20).allSatisfy { $0 == now.addingTimeInterval(0.016) }, "a frame later")
+        #expect(answers.last == .some(nil), "a ceiling's worth (20) wait already: answered at once")
+        #expect(p.pacing.holdRefusal(of: "other", now: now) != nil, "other apps' refusals wait on their own count")
+        p.pacing.refusalAnswered(of: "flood")
+        #expect(p.pacing.holdRefusal(of: "flood", now: now) != nil, "one answered makes room for one")
+        for _ in 0..<30 { p.pacing.refusalAnswered(of: "flood") }
+        let again = (0..<21).map { _ in p.pacing.holdRefusal(of: "flood", now: now) }
+        #expect(!again.prefix(20).contains(nil) && again.last == .some(nil), "answering more than held never leaves fewer than none")
+    }
+
     @Test("A clock set back neither holds a change for long nor refills a bucket")
     func clockSetBack() throws {
         let p = Paced()

@@ -130,22 +130,24 @@ struct WidgetUpdatePacingTests {
         #expect(setup.announced().count <= frames, "\(setup.announced().count) announcements for \(count) updates in \(frames) frames")
     }
 
-    @Test("An app flooding past its ceiling gets LimitExceeded with its rate; what is stored is what it last had acknowledged")
+    @Test("An app flooding past its ceiling gets LimitExceeded with its rate, a frame later; what is stored is what it last had acknowledged")
     func ceiling() async throws {
         let setup = try await Setup.start(["--update-rate", "5", "--update-burst", "5", "--max-update-rate", "20"])
         defer { setup.stop() }
         let activity = try await setup.app.startActivity("T", Self.activityContent(0))
-        var refused: [String] = [], admitted = 0
+        var refused: [String] = [], admitted = 0, quickestRefusal = Double.infinity
         var lastWidget = 0, lastActivity = 0
         // SetContent and Update in turn: they count together against the app's budget.
         let started = Date()
         for n in 1...60 {
+            let sent = Date()
             do {
                 try await setup.app.setContent(setup.widget, Self.tree(n))
                 lastWidget = n
                 admitted += 1
             } catch let error as DBusError {
                 refused.append("SetContent \(error.name): \(error.message)")
+                quickestRefusal = min(quickestRefusal, Date().timeIntervalSince(sent))
             }
             do {
                 _ = try await setup.app.connection.call(
@@ -161,6 +163,8 @@ struct WidgetUpdatePacingTests {
         #expect(admitted <= 20 + Int(20 * seconds) + 1, "at most 20 a second, in bursts of 20: \(admitted) in \(seconds) s")
         #expect(refused.contains { $0.hasPrefix("SetContent") } && refused.contains { $0.hasPrefix("Update") }, "\(refused.count) refused")
         #expect(lastWidget >= 5 && lastActivity >= 5, "widget \(lastWidget), activity \(lastActivity)")
+        // A flooding app waits a frame for each refusal: it cannot make the host answer as fast as it sends.
+        #expect(quickestRefusal >= 0.015, "a refusal came \(quickestRefusal) s after its call, within a frame (16 ms)")
         for message in refused {
             #expect(message.contains(" org.widgethost.Host1.Error.LimitExceeded: "), "\(message)")
             #expect(
