@@ -109,20 +109,64 @@ enum DirectLibdbus {
             return rate
         }
 
-        /// Calls made by `make`, `window` in flight, until `stop` says so; returns
-        /// the calls answered and the first error, if any.
-        func stream(window: Int, until stop: Locked<Bool>, make: () throws -> Message) -> (answered: Int, error: String?) {
-            var sent = 0, received = 0
-            var failed: String?
-            while received < sent || !stop.withLock({ $0 }) {
-                while !stop.withLock({ $0 }) && sent - received < window {
-                    guard let message = try? make() else { return (received, "could not build a call") }
+        /// What a stream of calls got: replies, `LimitExceeded` refusals among
+        /// them, and the first other error, if any.
+        struct Streamed: Sendable {
+            var answered = 0
+            var refused = 0
+            var error: String?
+
+            static let limitExceeded = "org.widgethost.Host1.Error.LimitExceeded"
+
+            mutating func count(_ error: String?) {
+                answered += 1
+                if error == Self.limitExceeded {
+                    refused += 1
+                } else if let error, self.error == nil {
+                    self.error = error
+                }
+            }
+
+            /// The replies that were not refusals.
+            var acknowledged: Int { answered - refused }
+        }
+
+        /// Calls made by `make`, `window` in flight, until `stop` says so.
+        func stream(window: Int, until stop: Locked<Bool>, make: () throws -> Message) -> Streamed {
+            var sent = 0
+            var streamed = Streamed()
+            while streamed.answered < sent || !stop.withLock({ $0 }) {
+                while !stop.withLock({ $0 }) && sent - streamed.answered < window {
+                    guard let message = try? make() else { return Streamed(answered: streamed.answered, error: "could not build a call") }
                     dbus_connection_send(raw, message.raw, nil)
                     sent += 1
                 }
-                guard readReplies(timeout: 100, { received += 1; if failed == nil { failed = $0 } }) else { break }
+                guard readReplies(timeout: 100, { streamed.count($0) }) else { break }
             }
-            return (received, failed)
+            return streamed
+        }
+
+        /// Calls made by `make`, `perSecond` of them a second on a steady
+        /// schedule whatever the replies, the first `phase` (0 to 1) of an
+        /// interval from now, until `stop` says so.
+        func paced(perSecond: Int, phase: Double, until stop: Locked<Bool>, make: () throws -> Message) -> Streamed {
+            let interval = 1_000_000_000 / UInt64(perSecond)
+            let start = monotonicNanoseconds() + UInt64(Double(interval) * phase)
+            var sent: UInt64 = 0
+            var streamed = Streamed()
+            while UInt64(streamed.answered) < sent || !stop.withLock({ $0 }) {
+                let now = monotonicNanoseconds()
+                let due = start + sent * interval
+                if !stop.withLock({ $0 }) && now >= due {
+                    guard let message = try? make() else { return Streamed(answered: streamed.answered, error: "could not build a call") }
+                    dbus_connection_send(raw, message.raw, nil)
+                    sent += 1
+                    continue
+                }
+                let wait = now >= due ? 100 : Int32((due - now + 999_999) / 1_000_000)
+                guard readReplies(timeout: wait, { streamed.count($0) }) else { break }
+            }
+            return streamed
         }
 
         /// Flushes, waits up to `timeout` ms (-1: until something arrives) and
