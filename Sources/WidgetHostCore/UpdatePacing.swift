@@ -35,10 +35,20 @@ public struct UpdatePacingOptions: Sendable, Equatable {
         self.ceiling = ceiling
     }
 
-    /// The wait between two announcements of one object, in milliseconds.
-    func interval(_ pace: UpdatePace) -> Int64 {
-        Int64(frameMs) * (pace == .withinRate ? 1 : Int64(Self.framesPastRate))
+    /// The frames between two announcements of one object.
+    func frames(_ pace: UpdatePace) -> Int64 {
+        pace == .withinRate ? 1 : Int64(Self.framesPastRate)
     }
+
+    /// The frame `ms` (Unix milliseconds) falls in: frames are consecutive
+    /// slots of the clock, as a display's refreshes are.
+    func frame(_ ms: Int64) -> Int64 {
+        let length = Int64(max(1, frameMs))
+        return ms >= 0 ? ms / length : -((-ms + length - 1) / length)
+    }
+
+    /// When frame `index` starts, in Unix milliseconds.
+    func start(of index: Int64) -> Int64 { UnixTime.multiply(index, Int64(max(1, frameMs))) }
 }
 
 /// How an update stands against its app's rate (``UpdatePacing/admit(appID:now:)``).
@@ -54,12 +64,15 @@ public enum UpdatePace: Sendable, Equatable {
 /// (docs/widgets.md#updates, docs/live-activities.md#updates).
 ///
 /// - **Frames.** No renderer draws more than one change of an object per
-///   frame, so each object is announced at most once per frame: the first
-///   change of an object quiet for a frame is announced at once; the next
-///   ones within the frame wait for its end and are announced once, with
-///   every name that changed (the announcement reads the values then: the
-///   latest). Nothing is held while nothing changes, so nothing needs a
-///   timer then (``nextDeadline(now:)`` is nil).
+///   frame, so each object is announced at most once per frame, frames
+///   being consecutive slots of the clock (as a display's refreshes are):
+///   the first change of an object not yet announced in the current frame
+///   is announced at once; the next ones wait for the frame's end and are
+///   announced once, at the start of the next frame, with every name that
+///   changed (the announcement reads the values then: the latest). Held
+///   announcements of every object fall due together, at frame starts, so
+///   one timer serves them all; nothing is held while nothing changes, so
+///   nothing needs a timer then (``nextDeadline(now:)`` is nil).
 /// - **Rate.** Each app has a token bucket of ``UpdatePacingOptions/rate``
 ///   updates a second with room for ``UpdatePacingOptions/burst``. An update
 ///   that finds it empty is still stored and acknowledged, but its object
@@ -81,8 +94,8 @@ public struct UpdatePacing<Object: Hashable & Sendable>: Sendable {
     public let options: UpdatePacingOptions
     /// Each app's two buckets, while either is not full.
     private var budgets: [String: Budget] = [:]
-    /// When each object was last announced, in Unix milliseconds, while that
-    /// may still hold its next change back.
+    /// The frame each object was last announced in, while that may still
+    /// hold its next change back.
     private var announced: [Object: Int64] = [:]
     /// The names of each object held for its next announcement, in the order they first changed.
     private var held: [Object: [String]] = [:]
@@ -151,48 +164,51 @@ public struct UpdatePacing<Object: Hashable & Sendable>: Sendable {
     ///
     /// - Returns: true when the change is to be announced now, with `names`;
     ///   false when it is held, with what was held already, for
-    ///   ``takeDue(now:)`` at the end of the object's frame.
+    ///   ``takeDue(now:)`` at the end of the frame it was announced in
+    ///   (past the rate, of the tenth frame from it).
     public mutating func changed(_ object: Object, _ names: [String], pace: UpdatePace, now: Date) -> Bool {
         if var waiting = held[object] {
             for name in names where !waiting.contains(name) { waiting.append(name) }
             held[object] = waiting
             return false
         }
-        let nowMs = UnixTime.milliseconds(now)
-        let interval = options.interval(pace)
-        // Quiet for its interval, or a clock set back before its last announcement.
-        guard let last = announced[object], last <= nowMs, nowMs - last < interval else {
-            announced[object] = nowMs
-            sweepAnnounced(now: nowMs)
+        let frame = options.frame(UnixTime.milliseconds(now))
+        let frames = options.frames(pace)
+        // Not announced in its last `frames` frames, or a clock set back before its last announcement.
+        guard let last = announced[object], last <= frame, frame - last < frames else {
+            announced[object] = frame
+            sweepAnnounced(frame: frame)
             return true
         }
         held[object] = names
         sequence += 1
-        due.push(.init(deadline: last + interval, sequence: sequence, key: object))
+        due.push(.init(deadline: options.start(of: last + frames), sequence: sequence, key: object))
         return false
     }
 
     /// The held announcements due by `now`, each object once with every name
-    /// that changed since its last one, in the order they fell due. An item
-    /// further ahead than the longest interval is due too: the clock was set
-    /// back since it was held.
+    /// that changed since its last one, in the order they were held. An item
+    /// further ahead than the longest wait is due too: the clock was set back
+    /// since it was held.
     public mutating func takeDue(now: Date) -> [(object: Object, names: [String])] {
-        let nowMs = UnixTime.milliseconds(now)
+        let nowMs = UnixTime.milliseconds(now), frame = options.frame(nowMs)
+        let latest = nowMs + options.start(of: options.frames(.pastRate))
         var taken: [(object: Object, names: [String])] = []
-        while let top = due.top, top.deadline <= nowMs || top.deadline > nowMs + options.interval(.pastRate) {
+        while let top = due.top, top.deadline <= nowMs || top.deadline > latest {
             due.pop()
             guard let names = held.removeValue(forKey: top.key) else { continue }
-            announced[top.key] = nowMs
+            announced[top.key] = frame
             taken.append((top.key, names))
         }
-        sweepAnnounced(now: nowMs)
+        sweepAnnounced(frame: frame)
         return taken
     }
 
-    /// When ``takeDue(now:)`` next has something to announce; nil when nothing is held.
+    /// When ``takeDue(now:)`` next has something to announce (a frame's
+    /// start); nil when nothing is held.
     public func nextDeadline(now: Date) -> Date? {
         guard let top = due.top else { return nil }
-        return UnixTime.date(min(top.deadline, UnixTime.milliseconds(now) + options.interval(.pastRate)))
+        return UnixTime.date(min(top.deadline, UnixTime.milliseconds(now) + options.start(of: options.frames(.pastRate))))
     }
 
     /// The objects with changes held.
@@ -201,12 +217,12 @@ public struct UpdatePacing<Object: Hashable & Sendable>: Sendable {
     /// The apps and objects it keeps anything of (for tests).
     var kept: (budgets: Int, announced: Int, due: Int) { (budgets.count, announced.count, due.count) }
 
-    /// Forgets the announcement dates that can no longer hold a change back,
-    /// once there are twice as many as after the last sweep.
-    private mutating func sweepAnnounced(now: Int64) {
+    /// Forgets the frames of announcements that can no longer hold a change
+    /// back, once there are twice as many as after the last sweep.
+    private mutating func sweepAnnounced(frame: Int64) {
         guard announced.count >= max(64, 2 * announcedSwept) else { return }
-        let longest = options.interval(.pastRate), held = self.held
-        announced = announced.filter { key, last in held[key] != nil || (last <= now && now - last < longest) }
+        let longest = options.frames(.pastRate), held = self.held
+        announced = announced.filter { key, last in held[key] != nil || (last <= frame && frame - last < longest) }
         announcedSwept = announced.count
     }
 }

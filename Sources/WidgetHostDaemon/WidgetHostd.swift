@@ -53,7 +53,7 @@ public struct WidgetHostd: AsyncParsableCommand {
     @Option(help: "Seconds before the first retry of a failed timeline fetch; each further failure doubles it, up to one hour.")
     var reloadRetryDelay = HostDefaults.reloadRetryDelay
 
-    @Option(help: "Milliseconds of a frame: each widget's and Live Activity's changes within one reach renderers once, the latest; the first change after a frame of quiet at once.")
+    @Option(help: "Milliseconds of a frame, a slot of the host's clock: each widget's and Live Activity's first change in a frame reaches renderers at once, the ones after it once at the frame's end, the latest.")
     var updateFrameMs = HostDefaults.updateFrameMs
 
     @Option(help: "Updates (SetContent, LiveActivity.Update) one app may send a second, sustained, each announced within a frame; past it they are still stored and acknowledged, and each of its widgets and activities is announced every \(UpdatePacingOptions.framesPastRate) frames.")

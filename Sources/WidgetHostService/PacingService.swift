@@ -59,8 +59,8 @@ extension HostService {
         arm(.refusals, at: refusals.first?.at)
     }
 
-    /// Announces that `names` of `interface` at `path` changed: now when the
-    /// object was quiet for its frame, else once at the frame's end, with
+    /// Announces that `names` of `interface` at `path` changed: now for the
+    /// object's first change in a frame, else once at the frame's end, with
     /// the values then (see ``propertiesChanged(_:_:_:)`` for what waits for the disk).
     func announcePaced(_ path: String, _ interface: String, _ names: [String], pace: UpdatePace = .withinRate) {
         let now = self.now

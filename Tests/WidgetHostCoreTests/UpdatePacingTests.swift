@@ -75,20 +75,29 @@ struct UpdatePacingTests {
         #expect(p.change("w"), "quiet for a frame: at once")
     }
 
-    @Test("Objects have frames of their own")
-    func objectsApart() {
+    @Test("Frames are slots of the clock: objects are held apart, and their held changes fall due together at a frame's start")
+    func framesAreSlots() {
         let p = Paced()
+        // The test clock starts on a frame's start (1 700 000 000 000 ms is 16 × 106 250 000 000).
         #expect(p.change("a"))
         p.advance(ms: 8)
-        #expect(p.change("b"), "another object's change is not held by a's frame")
+        #expect(p.change("b"), "another object's change is not held by a's announcement")
         #expect(!p.change("a"))
         #expect(!p.change("b"))
-        #expect(p.untilNext == 8)
+        #expect(p.untilNext == 8, "both held to the end of the frame, 16 ms from its start")
         p.advance(ms: 8)
+        #expect(p.due() == ["a:Content", "b:Content"], "one timer for both")
+        #expect(p.untilNext == nil)
+        // Announced late in a frame, a widget's next change in the next frame is announced at once.
+        p.advance(ms: 15)
+        #expect(!p.change("a"), "announced at the start of this frame: held to its end")
+        p.advance(ms: 1)
         #expect(p.due() == ["a:Content"])
-        #expect(p.untilNext == 8)
-        p.advance(ms: 8)
-        #expect(p.due() == ["b:Content"])
+        p.advance(ms: 15)
+        #expect(p.change("b"), "b was last announced a frame ago")
+        p.advance(ms: 2)
+        #expect(p.change("b"), "a new frame: at once, 2 ms after the last")
+        #expect(!p.change("b"))
     }
 
     @Test("An app within its rate has its burst, then the rate: tokens come back at the rate")
