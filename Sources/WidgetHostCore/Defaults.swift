@@ -34,9 +34,9 @@ public enum HostDefaults {
     public static let updateRate = 120
     /// Updates one app may send at once beyond its rate (`--update-burst`).
     public static let updateBurst = 240
-    /// Updates a second one app may send at all; more are refused with
-    /// `LimitExceeded` (`--max-update-rate`).
-    public static let maxUpdateRate = 600
+    /// Updates a second one app may send at all, two and a half times its
+    /// rate; more are refused with `LimitExceeded` (`--max-update-rate`).
+    public static let maxUpdateRate = 300
 
     // MARK: Content
 

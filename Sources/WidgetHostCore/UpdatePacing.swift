@@ -81,11 +81,12 @@ public enum UpdatePace: Sendable, Equatable {
 /// - **Ceiling.** A second bucket of ``UpdatePacingOptions/ceiling`` updates
 ///   a second (room for as many): an update that finds it empty is refused
 ///   with `LimitExceeded`, before anything of it is read or stored. The
-///   refusal is answered a frame after it came (``holdRefusal(of:now:)``):
-///   an app that sends again as soon as it is answered is slowed to a few
-///   calls a frame instead of costing the host, and the bus, one answer per
-///   call as fast as both can go. At most `ceiling` refusals of an app wait
-///   at once; past that they are answered at once.
+///   refusal is answered ``UpdatePacingOptions/framesPastRate`` frames after
+///   it came (``holdRefusal(of:now:)``): an app that sends again as soon as
+///   it is answered is slowed to a few calls for each of those waits instead
+///   of costing the host, and the bus, one answer per call as fast as both
+///   can go. At most `ceiling` refusals of an app wait at once; past that
+///   they are answered at once.
 ///
 /// Plain bookkeeping on the dates it is given: the host stores and announces.
 /// Every structure it keeps is bounded by the objects and apps that changed
@@ -134,14 +135,15 @@ public struct UpdatePacing<Object: Hashable & Sendable>: Sendable {
         return budget.rate.take(now: now, capacity: options.burst, perSecond: options.rate) ? .withinRate : .pastRate
     }
 
-    /// When to answer an update of `appID` refused at `now`: a frame later,
+    /// When to answer an update of `appID` refused at `now`: as many frames
+    /// later as an object past its app's rate waits between announcements,
     /// or nil (now) when as many of its refusals as its ceiling wait already.
     /// Report each one answered with ``refusalAnswered(of:)``.
     public mutating func holdRefusal(of appID: String, now: Date) -> Date? {
         let held = heldRefusals[appID, default: 0]
         guard held < options.ceiling else { return nil }
         heldRefusals[appID] = held + 1
-        return now.addingTimeInterval(Double(options.frameMs) / 1000)
+        return now.addingTimeInterval(Double(options.frameMs * UpdatePacingOptions.framesPastRate) / 1000)
     }
 
     /// A refusal ``holdRefusal(of:now:)`` held was answered.

@@ -62,7 +62,7 @@ public struct WidgetHostd: AsyncParsableCommand {
     @Option(help: "Updates one app may send at once beyond its rate.")
     var updateBurst = HostDefaults.updateBurst
 
-    @Option(help: "Updates one app may send a second at all; more are refused with LimitExceeded a frame after they came, and nothing of them is stored.")
+    @Option(help: "Updates one app may send a second at all; more are refused with LimitExceeded \(UpdatePacingOptions.framesPastRate) frames after they came, and nothing of them is stored.")
     var maxUpdateRate = HostDefaults.maxUpdateRate
 
     @Option(help: "Placed widgets one app may have.")

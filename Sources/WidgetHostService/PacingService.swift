@@ -9,7 +9,7 @@ struct AnnouncedObject: Hashable, Sendable {
 }
 
 /// An update refused past its app's ceiling: ``HostService/answerOnceStored(_:_:)``
-/// answers it a frame later (``HostService/holdRefusal(_:_:)``).
+/// answers it ten frames later (``HostService/holdRefusal(_:_:)``).
 struct RefusedUpdate: Error {
     let appID: String
     let error: HostError
@@ -29,7 +29,7 @@ struct HeldRefusal {
 /// host has none.
 extension HostService {
     /// Counts an update of `appID` (`SetContent`, `LiveActivity.Update`)
-    /// before any of it is read: `LimitExceeded`, answered a frame later, past the app's ceiling.
+    /// before any of it is read: `LimitExceeded`, answered ten frames later, past the app's ceiling.
     func admitUpdate(of appID: String) throws -> UpdatePace {
         do {
             return try pacing.admit(appID: appID, now: now)
@@ -38,7 +38,7 @@ extension HostService {
         }
     }
 
-    /// Answers a refused update a frame after it came, so that an app
+    /// Answers a refused update ten frames after it came, so that an app
     /// sending again as soon as it is answered floods neither the host nor
     /// the bus; at once when as many of the app's refusals as its ceiling wait.
     func holdRefusal<T>(_ refused: RefusedUpdate, _ reply: TypedReply<T>) {
@@ -47,9 +47,11 @@ extension HostService {
         if refusals.count == 1 { arm(.refusals, at: at) }
     }
 
-    /// Answers the refusals held to now (and any held past a frame ahead: the clock was set back).
+    /// Answers the refusals held to now (and any held further ahead than they
+    /// are ever held: the clock was set back).
     func answerRefusals() {
-        let now = self.now, latest = now.addingTimeInterval(Double(configuration.updates.frameMs) / 1000)
+        let now = self.now
+        let latest = now.addingTimeInterval(Double(configuration.updates.frameMs * UpdatePacingOptions.framesPastRate) / 1000)
         let due = refusals.prefix { $0.at <= now || $0.at > latest }
         refusals.removeFirst(due.count)
         for refusal in due {

@@ -158,7 +158,7 @@ extension HostService {
     /// changed nothing durable, else once the writer reports its changes on
     /// disk, or with `StorageFailed` (and the changes put back) when the disk
     /// refuses them. Nothing is acknowledged before it is on disk. An update
-    /// refused past its app's ceiling is answered a frame later.
+    /// refused past its app's ceiling is answered ten frames later.
     func answerOnceStored<T>(_ reply: TypedReply<T>, _ body: () throws -> T) {
         // Reports arrive between handlers, never during one: a new last write is this call's.
         let mark = storage.lastWrite

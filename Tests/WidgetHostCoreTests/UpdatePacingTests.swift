@@ -156,13 +156,13 @@ struct UpdatePacingTests {
         #expect(next == [.withinRate, .withinRate, .withinRate], "2 tokens left and 1 back: the refusals took none")
     }
 
-    @Test("A refusal is answered a frame after it came; past the ceiling's worth waiting, at once")
+    @Test("A refusal is answered ten frames after it came; past the ceiling's worth waiting, at once")
     func refusalsWait() {
         let p = Paced()
         let now = p.clock.now()
         var answers: [Date?] = []
         for _ in 0..<21 { answers.append(p.pacing.holdRefusal(of: "flood", now: now)) }
-        #expect(answers.prefix(20).allSatisfy { $0 == now.addingTimeInterval(0.016) }, "a frame later")
+        #expect(answers.prefix(20).allSatisfy { $0 == now.addingTimeInterval(0.16) }, "ten frames later")
         #expect(answers.last == .some(nil), "a ceiling's worth (20) wait already: answered at once")
         #expect(p.pacing.holdRefusal(of: "other", now: now) != nil, "other apps' refusals wait on their own count")
         p.pacing.refusalAnswered(of: "flood")
