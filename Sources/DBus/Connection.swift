@@ -148,6 +148,15 @@ public final class Connection: Sendable {
     /// True when called on the connection's thread.
     public var isCurrentThread: Bool { loop.isCurrent }
 
+    /// A timer that runs `fire` on the connection's thread (the executor of
+    /// actors that adopt ``executor``) once its deadline passes; disarmed
+    /// until ``ConnectionTimer/fire(after:)``. The loop sleeps until the
+    /// earliest deadline of its timers, so a timer costs one wake-up when it
+    /// fires and nothing while it waits or is disarmed.
+    public func makeTimer(_ fire: @escaping @Sendable () -> Void) -> ConnectionTimer {
+        ConnectionTimer(loop: loop, timer: loop.addTimer(fire))
+    }
+
     /// Opens a private connection and, for a bus, registers with it (`Hello`).
     public static func connect(_ bus: BusAddress = .session, label: String = "dbus", register: Bool = true) async throws
         -> Connection
@@ -562,6 +571,34 @@ extension Duration {
         let (total, overflow2) = ms.addingReportingOverflow(attoseconds / 1_000_000_000_000_000)
         return overflow2 ? (ms < 0 ? .min : .max) : total
     }
+}
+
+// MARK: - Timers
+
+/// A timer of a connection's loop (``Connection/makeTimer(_:)``).
+public final class ConnectionTimer: Sendable {
+    let loop: MainLoop
+    let timer: LoopTimer
+
+    init(loop: MainLoop, timer: LoopTimer) {
+        self.loop = loop
+        self.timer = timer
+    }
+
+    /// Fires once, `delay` from now (at the loop's next look when it is not
+    /// positive), replacing any deadline set before.
+    public func fire(after delay: Duration) {
+        // Both components have the sign of the duration. At most 2³² s (136 years) ahead: nothing overflows.
+        let (seconds, attoseconds) = delay.components
+        let nanoseconds = seconds < 0 || attoseconds < 0 ? 0 : min(seconds, 1 << 32) * 1_000_000_000 + attoseconds / 1_000_000_000
+        loop.schedule(timer, at: monotonicNanoseconds() + UInt64(nanoseconds))
+    }
+
+    /// Keeps it from firing until it is armed again.
+    public func disarm() { loop.disarm(timer) }
+
+    /// Removes it from the loop for good.
+    public func invalidate() { loop.removeTimer(timer) }
 }
 
 // MARK: - Executor

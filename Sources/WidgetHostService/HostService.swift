@@ -90,8 +90,15 @@ public actor HostService: Service, CustomStringConvertible {
     var deliveries: DeliveryGate
     /// The state directory: its journal, the writes not yet on disk and their callers (see Storage.swift).
     var storage = Storage()
-    /// Each timer's wall-clock deadline: `arm(_:at:)` sets them, `run()` fires them (see Timers.swift).
+    /// Each timer's wall-clock deadline: `arm(_:at:)` sets them, the loop timer fires them (see Timers.swift).
     var timers = Deadlines()
+    /// Fires the timers on the connection's thread; set for `loopTimerSetFor`.
+    lazy var loopTimer = connection.makeTimer { [weak self] in
+        self?.assumeIsolated { $0.timersDue() }
+    }
+    var loopTimerSetFor: Date?
+    /// The timers fire once `run()` serves the bus, as they did before it.
+    var timersServed = false
     /// Announcements held to the end of their frame, and each app's update budget (see PacingService.swift).
     var pacing: UpdatePacing<AnnouncedObject>
     /// Refused updates waiting to be answered, oldest first (see PacingService.swift).
@@ -175,10 +182,10 @@ public actor HostService: Service, CustomStringConvertible {
             metadata: ["bus": "\(bus)", "name": "\(Host1Apps.busName)", "unique": "\(connection.uniqueName ?? "?")"])
         // Once the bus is gone no handler can start work: the loop below ends.
         connection.onDisconnect { [jobs] in jobs.continuation.finish() }
+        serveTimers()
         await withTaskCancellationHandler {
             await withDiscardingTaskGroup { group in
                 group.addTask { await self.watchConnections() }
-                group.addTask { await self.serveTimers() }
                 group.addTask { [connection] in
                     // SIGTERM/SIGINT: give the name back, then close, which ends the wait below.
                     guard (try? await gracefulShutdown()) != nil else { return }
@@ -248,6 +255,8 @@ public actor HostService: Service, CustomStringConvertible {
             storage.journal = nil
         }
         ownerChanges = nil
+        timersServed = false
+        loopTimer.invalidate()
         jobs.continuation.finish()
         // The exported handlers hold this service; let both go.
         connection.unexportAll()

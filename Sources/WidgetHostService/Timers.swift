@@ -17,13 +17,9 @@ enum HostTimer: CaseIterable, Sendable {
     case refusals
 }
 
-/// Each timer's wall-clock deadline, and the timer loop waiting for one to change.
+/// Each timer's wall-clock deadline.
 struct Deadlines {
     private var at: [HostTimer: Date] = [:]
-    /// The timer loop waiting for a deadline to change; ``arm(_:at:)`` resumes it.
-    private var waiter: CheckedContinuation<Void, Never>?
-    /// Counts deadline changes, so a change made before the loop waits is not missed.
-    private(set) var changes = 0
 
     /// `timer`'s deadline; nil while it is disarmed.
     func deadline(_ timer: HostTimer) -> Date? { at[timer] }
@@ -31,12 +27,11 @@ struct Deadlines {
     /// The earliest deadline armed.
     var next: Date? { at.values.min() }
 
-    /// Arms `timer` for `deadline`, or disarms it with nil; a change wakes the loop.
-    mutating func arm(_ timer: HostTimer, at deadline: Date?) {
-        guard at[timer] != deadline else { return }
+    /// Arms `timer` for `deadline`, or disarms it with nil; whether that changed anything.
+    mutating func arm(_ timer: HostTimer, at deadline: Date?) -> Bool {
+        guard at[timer] != deadline else { return false }
         at[timer] = deadline
-        changes += 1
-        wake()
+        return true
     }
 
     /// Whether `timer`'s deadline passed by `now`; it is then disarmed.
@@ -45,51 +40,47 @@ struct Deadlines {
         at[timer] = nil
         return true
     }
-
-    /// Parks the loop until a deadline changes after it saw `seen` changes:
-    /// at once when one changed meanwhile or the loop is cancelled.
-    mutating func wait(_ continuation: CheckedContinuation<Void, Never>, since seen: Int, cancelled: Bool) {
-        if cancelled || changes != seen { continuation.resume() } else { waiter = continuation }
-    }
-
-    /// Resumes the parked loop, if any.
-    mutating func wake() {
-        waiter?.resume()
-        waiter = nil
-    }
 }
 
-/// The timer loop: one task of `run()` fires each timer when its deadline passes.
+/// The timers on the connection's loop: one loop timer, set for the earliest
+/// deadline, fires each timer whose deadline passed on the connection's
+/// thread (this actor's executor). Arming costs a comparison and, when the
+/// earliest deadline moves, a lock; a host with nothing armed never wakes.
 extension HostService {
     /// Arms `timer` for a wall-clock `deadline`, or disarms it with `nil`.
     func arm(_ timer: HostTimer, at deadline: Date?) {
-        timers.arm(timer, at: deadline)
+        guard timers.arm(timer, at: deadline) else { return }
+        scheduleLoopTimer()
     }
 
-    /// Fires each timer whose deadline passed, then sleeps until the next
-    /// deadline or until one changes.
-    func serveTimers() async {
-        while !Task.isCancelled {
-            let now = self.now
-            // Each checked just before it fires: what one fires may arm the next.
-            for timer in HostTimer.allCases where timers.takeIfDue(timer, now: now) { fire(timer) }
-            let next = timers.next
-            let seen = timers.changes
-            await withTaskGroup(of: Void.self) { group in
-                if let next {
-                    // Deadlines are wall-clock times: waking at least once a minute
-                    // notices a clock set forward or a machine that slept.
-                    let wait = min(max(0, next.timeIntervalSince(now)), 60)
-                    // Late by at most an eighth of the wait: a frame's end is a few
-                    // milliseconds away, the other deadlines seconds or more.
-                    let tolerance = Duration.microseconds(Int(min(20_000, wait * 1_000_000 / 8)))
-                    group.addTask { try? await Task.sleep(for: .milliseconds(Int(wait * 1000) + 1), tolerance: tolerance) }
-                }
-                group.addTask { await self.untilDeadlineChanges(since: seen) }
-                await group.next()
-                group.cancelAll()
-            }
-        }
+    /// Starts firing the timers (`run()` calls it once the host serves the
+    /// bus), with those already due.
+    func serveTimers() {
+        timersServed = true
+        timersDue()
+    }
+
+    /// Fires each timer whose deadline passed, then sets the loop timer for the next.
+    func timersDue() {
+        guard timersServed else { return }
+        // The loop timer fired, or is about to be set again: either way it is not set now.
+        loopTimerSetFor = nil
+        let now = self.now
+        // Each checked just before it fires: what one fires may arm the next.
+        for timer in HostTimer.allCases where timers.takeIfDue(timer, now: now) { fire(timer) }
+        scheduleLoopTimer()
+    }
+
+    /// Sets the loop timer for the earliest deadline, or disarms it.
+    private func scheduleLoopTimer() {
+        let next = timers.next
+        guard timersServed, next != loopTimerSetFor else { return }
+        loopTimerSetFor = next
+        guard let next else { return loopTimer.disarm() }
+        // Deadlines are wall-clock times: waking at least once a minute
+        // notices a clock set forward or a machine that slept.
+        let wait = min(max(0, next.timeIntervalSince(now)), 60)
+        loopTimer.fire(after: .nanoseconds(Int64((wait * 1e9).rounded(.up))))
     }
 
     private func fire(_ timer: HostTimer) {
@@ -100,22 +91,6 @@ extension HostService {
         case .slowWrites: answerSlowWrites()
         case .announcements: announcementsDue()
         case .refusals: answerRefusals()
-        }
-    }
-
-    /// Returns once a deadline changed after the loop saw `seen` changes, or the
-    /// calling task is cancelled. The wait starts on this actor after handlers
-    /// may have armed timers meanwhile: those changes end it at once.
-    private func untilDeadlineChanges(since seen: Int) async {
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
-                timers.wait(continuation, since: seen, cancelled: Task.isCancelled)
-            }
-        } onCancel: { [connection] in
-            // The handler may run on any thread; the continuation belongs to this actor.
-            connection.async {
-                self.assumeIsolated { $0.timers.wake() }
-            }
         }
     }
 }
