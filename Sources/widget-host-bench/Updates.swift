@@ -198,17 +198,19 @@ struct UpdatesBench: AsyncParsableCommand {
         }
         _ = try await onThread { for _ in 0..<200 { _ = try renderer.roundTrip(tap()) } }
 
-        /// Taps while `load` runs on threads of its own; what the load got, and for how long it ran.
+        /// Taps while `load` runs on threads of its own; what the load got,
+        /// for how long it ran, and the host's CPU time meanwhile.
+        let hostID = host.processIdentifier
         func whileLoaded(
             _ load: [@Sendable (Locked<Bool>) -> DirectLibdbus.Client.Streamed]
-        ) async throws -> (taps: Stats, streamed: DirectLibdbus.Client.Streamed, seconds: Double) {
+        ) async throws -> (taps: Stats, streamed: DirectLibdbus.Client.Streamed, seconds: Double, cpu: Double) {
             let stop = Locked(false)
-            let started = monotonicNanoseconds()
+            let started = monotonicNanoseconds(), cpu = cpuSeconds(hostID)
             let running = load.map { body in Task.detached { try await onThread { body(stop) } } }
             try await Task.sleep(for: .milliseconds(200))
             let measured = try await onThread(taps)
             stop.withLock { $0 = true }
-            let seconds = Double(monotonicNanoseconds() - started) / 1e9
+            let seconds = Double(monotonicNanoseconds() - started) / 1e9, used = cpuSeconds(hostID) - cpu
             var total = DirectLibdbus.Client.Streamed()
             for task in running {
                 let streamed = try await task.value
@@ -217,16 +219,20 @@ struct UpdatesBench: AsyncParsableCommand {
                 total.error = total.error ?? streamed.error
             }
             if let error = total.error { throw PrivateBusError("a streamed SetContent failed: \(error)") }
-            return (measured, total, seconds)
+            return (measured, total, seconds, used)
         }
 
         let appRate = self.appRate, streamWindow = self.streamWindow
         var alone = Stats(), steady = Stats(), flood = Stats()
         var steadyGot = DirectLibdbus.Client.Streamed(), floodGot = DirectLibdbus.Client.Streamed()
-        var steadySeconds = 0.0, floodSeconds = 0.0
+        var aloneSeconds = 0.0, steadySeconds = 0.0, floodSeconds = 0.0
+        var aloneCPU = 0.0, steadyCPU = 0.0, floodCPU = 0.0
         for _ in 0..<rounds {
-            alone.histogram.add(try await onThread(taps).histogram)
-            let (steadyTaps, streamed, seconds) = try await whileLoaded(
+            let (aloneTaps, _, aloneTime, aloneUsed) = try await whileLoaded([])
+            alone.histogram.add(aloneTaps.histogram)
+            aloneSeconds += aloneTime
+            aloneCPU += aloneUsed
+            let (steadyTaps, streamed, seconds, steadyUsed) = try await whileLoaded(
                 // Apps are not in step: each starts at a phase of its own.
                 streams.enumerated().map { n, stream in
                     let phase = Double(n) / Double(apps)
@@ -236,24 +242,30 @@ struct UpdatesBench: AsyncParsableCommand {
             steadyGot.answered += streamed.answered
             steadyGot.refused += streamed.refused
             steadySeconds += seconds
-            let (floodTaps, flooding, floodTime) = try await whileLoaded([{ stop in flooder.stream(window: streamWindow, until: stop, make: flooded) }])
+            steadyCPU += steadyUsed
+            let (floodTaps, flooding, floodTime, floodUsed) = try await whileLoaded([{ stop in flooder.stream(window: streamWindow, until: stop, make: flooded) }])
             flood.histogram.add(floodTaps.histogram)
             floodGot.answered += flooding.answered
             floodGot.refused += flooding.refused
             floodSeconds += floodTime
+            floodCPU += floodUsed
         }
+        func share(_ cpu: Double, _ seconds: Double) -> String { String(format: "%8.0f %% of a core", 100 * cpu / seconds) }
 
         say("")
         say("taps, the host's update budget at its defaults (docs/daemon.md#updates), \(perRound * rounds) of each in \(rounds) rounds")
         row("tap p50 / p99 alone", us(alone.p50) + " / " + us(alone.p99))
+        row("  host CPU meanwhile", share(aloneCPU, aloneSeconds))
         row("tap p50 / p99 while \(apps) apps stream \(appRate)/s each", us(steady.p50) + " / " + us(steady.p99))
         row(
             "  SetContent acknowledged / refused meanwhile",
             String(format: "%8.0f / %.0f sets/s", Double(steadyGot.acknowledged) / steadySeconds, Double(steadyGot.refused) / steadySeconds))
+        row("  host CPU meanwhile", share(steadyCPU, steadySeconds))
         row("tap p50 / p99 while one app floods", us(flood.p50) + " / " + us(flood.p99))
         row(
             "  SetContent acknowledged / refused meanwhile",
             String(format: "%8.0f / %.0f sets/s", Double(floodGot.acknowledged) / floodSeconds, Double(floodGot.refused) / floodSeconds))
+        row("  host CPU meanwhile", share(floodCPU, floodSeconds))
         let steadyRatio = steady.p99 / alone.p99, floodRatio = flood.p99 / alone.p99
         verdict(
             "tap p99 while \(apps) apps each stream \(appRate) updates/s / alone (target ≤ 1.3)",
