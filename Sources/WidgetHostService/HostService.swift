@@ -157,9 +157,9 @@ public actor HostService: Service, CustomStringConvertible {
                 errorName: HostError(.limitExceeded, "").dbusName, entriesName: "set by widget-hostd --max-dict-entries", bytesName: "set by widget-hostd --max-dict-bytes"))
     }
 
-    /// Serves the objects, then owns the name, then serves the bus: name owner
-    /// changes, the timers and the work handlers start (``spawn(_:)``), each a
-    /// child task. SIGTERM/SIGINT (a graceful shutdown) give the name back and
+    /// Serves the objects, then owns the name, then serves the bus: the timers
+    /// start firing (see Timers.swift), and name owner changes and the work
+    /// handlers start (``spawn(_:)``), each a child task. SIGTERM/SIGINT (a graceful shutdown) give the name back and
     /// close the connection, and `run()` returns; a lost bus makes it throw
     /// ``DaemonError/busLost(_:)``, so the ServiceGroup ends with a failure.
     public func run() async throws {
