@@ -22,8 +22,8 @@ final class Storage: Store {
     /// refused write puts back. Its reports hold this store: ``closed()``
     /// lets both go.
     private struct Opened {
-        let journal: any StateJournal
-        let model: DurableModel
+        fileprivate let journal: any StateJournal
+        fileprivate let model: DurableModel
     }
 
     init(_ context: HostContext, timers: Deadlines) {
