@@ -1,7 +1,6 @@
 import DBus
 import Dispatch
 import WidgetHostCore
-import WidgetHostSystem
 
 /// `org.widgethost.Host1.Apps`: registrations, desktop entries and bare URLs
 /// (docs/apps.md).

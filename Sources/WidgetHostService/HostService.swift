@@ -1,5 +1,4 @@
 import DBus
-import Dispatch
 import FoundationEssentials
 import Logging
 import ServiceLifecycle
@@ -180,7 +179,9 @@ public actor HostService: Service, CustomStringConvertible {
         ownerChanges = try await connection.nameOwnerChanges()
         connection.addObjectManager(at: Host1Apps.objectPath)
         let (root, apps) = makeServers()
-        try stores.storage.open(stores.durable)
+        // The stores whose objects outlive a run: what start-up restores, a
+        // snapshot writes and a refused write puts back.
+        try stores.storage.open(DurableModel(widgets: stores.widgets, activities: stores.activities, timelines: stores.timelines))
         // Reading the files left their text, their records and the paths
         // exported freed but resident: the reader's locals are gone by now.
         Allocator.returnFreePages()

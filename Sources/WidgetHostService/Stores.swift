@@ -65,8 +65,4 @@ struct Stores {
     /// registry first, since what the others keep may hinge on a registration
     /// (a bundle is kept while its app is registered).
     var all: [any Store] { [apps, widgets, activities, timelines, deliveries, storage, budgets] }
-
-    /// The stores whose objects outlive a run: what start-up restores, a
-    /// snapshot writes and a refused write puts back.
-    var durable: DurableModel { DurableModel(widgets: widgets, activities: activities, timelines: timelines) }
 }

@@ -1,5 +1,4 @@
 import DBus
-import Dispatch
 import FoundationEssentials
 import WidgetHostCore
 
