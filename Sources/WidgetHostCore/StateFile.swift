@@ -1,9 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 /// The format of a state directory's files, from and to bytes: lines
 /// `<checksum> <json>`, one ``StateRecord`` each, and a snapshot's header
 /// `widgethost-state <version> <checksum>` (WidgetHostSystem's `StateDirectory`
@@ -34,24 +28,6 @@ public enum StateFile {
         for timeline in state.timelines.values { try add(.timeline(timeline)) }
         try add(state.minted)
         return bytes
-    }
-
-    /// The state a version 1 snapshot's text holds: read by hand (``DurableState/init(jsonText:)``),
-    /// and by the general decoder only what that cannot read (an unsigned number
-    /// past `Int64.max`).
-    static func readState(_ text: String) throws -> DurableState {
-        do { return try DurableState(jsonText: text) } catch let error as StateFormatError {
-            guard let state = try? JSONDecoder().decode(DurableState.self, from: Data(text.utf8)) else { throw error }
-            return state
-        }
-    }
-
-    /// The record a line's JSON holds, read as ``readState(_:)`` reads a snapshot.
-    static func readRecord(_ text: String) throws -> StateRecord {
-        do { return try StateRecord(jsonText: text) } catch let error as StateFormatError {
-            guard let record = try? JSONDecoder().decode(StateRecord.self, from: Data(text.utf8)) else { throw error }
-            return record
-        }
     }
 
     /// A record or state as JSON; a value JSON cannot hold (a NaN) is the
