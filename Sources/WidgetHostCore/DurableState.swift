@@ -287,6 +287,22 @@ extension StateRecord: DurableValue {
     public init(jsonText text: String) throws { try self.init(durableJSON: text) }
 }
 
+extension StateRecord {
+    /// What the record is about, for the log: "widget w7", "the bundle of org.example.A".
+    public var subject: String {
+        switch self {
+        case .bundle(let appID, _): "the bundle of \(appID)"
+        case .bundleRemoved(let appID): "the removal of the bundle of \(appID)"
+        case .widget(let widget): "widget \(widget.id)"
+        case .widgetRemoved(let id): "the removal of widget \(id)"
+        case .activity(let activity): "Live Activity \(activity.id)"
+        case .activityRemoved(let id): "the removal of Live Activity \(id)"
+        case .timeline(let timeline): "the timeline of widget \(timeline.widgetID)"
+        case .minted(let widget, let activity): "the last ids minted (\(widget), \(activity))"
+        }
+    }
+}
+
 /// The durable state: everything `--state-dir` holds.
 public struct DurableState: Sendable, Equatable {
     /// The version of the snapshot's layout: 2 is a record per line, 1 (read,
@@ -329,6 +345,20 @@ public struct DurableState: Sendable, Equatable {
             named(widget: widget)
             named(activity: activity)
         }
+    }
+
+    /// Hands `body` the state as records, each object's, in the order
+    /// ``apply(_:)`` rebuilds it from them: the ids minted first and last (the
+    /// last record closes a snapshot), and each timeline after the widgets,
+    /// since a timeline is taken only for a widget the state holds. One at a
+    /// time: a snapshot of 100,000 widgets holds no array of them.
+    public func forEachRecord(_ body: (StateRecord) throws -> Void) rethrows {
+        try body(minted)
+        for (appID, json) in bundles { try body(.bundle(appID: appID, json: json)) }
+        for widget in widgets.values { try body(.widget(widget)) }
+        for activity in activities.values { try body(.activity(activity)) }
+        for timeline in timelines.values { try body(.timeline(timeline)) }
+        try body(minted)
     }
 
     /// The record ``StateRecord/minted(widget:activity:)`` of this state's counters.

@@ -19,14 +19,7 @@ public enum StateFile {
     /// - Throws: ``StateDirectoryError/encoding(_:)``.
     package static func snapshot(_ state: DurableState) throws -> [UInt8] {
         var bytes = Array("\(header) \(DurableState.formatVersion) \(checksum("\(header) \(DurableState.formatVersion)"))\n".utf8)
-        func add(_ record: StateRecord) throws { bytes += try line(record).utf8 }
-        try add(state.minted)
-        for (appID, json) in state.bundles { try add(.bundle(appID: appID, json: json)) }
-        for widget in state.widgets.values { try add(.widget(widget)) }
-        for activity in state.activities.values { try add(.activity(activity)) }
-        // After the widgets: a timeline is read only onto its widget.
-        for timeline in state.timelines.values { try add(.timeline(timeline)) }
-        try add(state.minted)
+        try state.forEachRecord { bytes += try line($0).utf8 }
         return bytes
     }
 

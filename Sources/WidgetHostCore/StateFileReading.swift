@@ -246,19 +246,3 @@ extension StateFileReading {
         }
     }
 }
-
-extension StateRecord {
-    /// What the record is about, for the log: "widget w7", "the bundle of org.example.A".
-    public var subject: String {
-        switch self {
-        case .bundle(let appID, _): "the bundle of \(appID)"
-        case .bundleRemoved(let appID): "the removal of the bundle of \(appID)"
-        case .widget(let widget): "widget \(widget.id)"
-        case .widgetRemoved(let id): "the removal of widget \(id)"
-        case .activity(let activity): "Live Activity \(activity.id)"
-        case .activityRemoved(let id): "the removal of Live Activity \(id)"
-        case .timeline(let timeline): "the timeline of widget \(timeline.widgetID)"
-        case .minted(let widget, let activity): "the last ids minted (\(widget), \(activity))"
-        }
-    }
-}
