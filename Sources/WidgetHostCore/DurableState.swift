@@ -409,7 +409,58 @@ extension DurableState: DurableRecord {
     public init(jsonText text: String) throws { try self.init(durableJSON: text) }
 }
 
-// MARK: - Rebuilding the model
+// MARK: - The model and its records
+
+extension WidgetStore: RecordingStore {
+    /// Makes `change` and hands back, with what it returns, the records that
+    /// journal it and what it replaced (``DurableChange``). `change` checks
+    /// before it changes: when it throws, nothing has changed.
+    public mutating func changing<T, E: Error>(_ change: (inout WidgetStore) throws(E) -> T) throws(E) -> (T, DurableChange) {
+        try recordingChange(change)
+    }
+
+    /// Puts back, newest first, the bundles and widgets `change` replaced,
+    /// as if it had never been made (its Live Activities are another store's).
+    public mutating func undo(_ change: DurableChange) {
+        for prior in change.priors.reversed() {
+            switch prior {
+            case .bundle(let appID, let old): putBackBundle(appID: appID, old)
+            case .widget(let id, let old): putBack(id, old)
+            case .activity: continue
+            }
+        }
+    }
+
+    func record(after prior: DurableChange.Prior) -> StateRecord? {
+        switch prior {
+        case .bundle(let appID, let old):
+            bundles[appID].map { .bundle(appID: appID, json: $0.json) } ?? old.map { _ in .bundleRemoved(appID: appID) }
+        case .widget(let id, let old):
+            widgets[id].map { .widget(StoredWidget($0, content: $0.content?.json)) } ?? old.map { _ in .widgetRemoved(id: id) }
+        case .activity: nil
+        }
+    }
+}
+
+extension LiveActivityStore: RecordingStore {
+    /// Makes `change` and hands back, with what it returns, the records that
+    /// journal it and what it replaced (``DurableChange``). `change` checks
+    /// before it changes: when it throws, nothing has changed.
+    public mutating func changing<T, E: Error>(_ change: (inout LiveActivityStore) throws(E) -> T) throws(E) -> (T, DurableChange) {
+        try recordingChange(change)
+    }
+
+    /// Puts back, newest first, the Live Activities `change` replaced, as if
+    /// it had never been made, their states as at `now`.
+    public mutating func undo(_ change: DurableChange, now: Date) {
+        for case .activity(let id, let old) in change.priors.reversed() { putBack(id, old, now: now) }
+    }
+
+    func record(after prior: DurableChange.Prior) -> StateRecord? {
+        guard case .activity(let id, let old) = prior else { return nil }
+        return activity(id).map { .activity(StoredActivity($0)) } ?? old.map { _ in .activityRemoved(id: id) }
+    }
+}
 
 extension WidgetStore {
     /// Puts back a stored widget under its id; ids already used stay used.
@@ -425,6 +476,7 @@ extension WidgetStore {
         let appID = bundle.map { bundles.keys[$0] } ?? stored.appID
         let kind = bundle.flatMap { bundles.values[$0].kind(stored.kind)?.kind } ?? stored.kind
         if widgets[stored.id] == nil { countRestored(appID) }
+        willChange(widget: stored.id)
         widgets[stored.id] = PlacedWidget(
             id: stored.id, appID: appID, kind: kind, family: family, configuration: stored.configuration, content: content)
         reserveNumbers(upTo: max(atLeast, MintedID.number(stored.id, prefix: "w") + 1))

@@ -49,11 +49,6 @@ final class Activities: Store {
         return activity
     }
 
-    /// The activity at `id` now, or in `before` (the activities before a change).
-    func activity(_ id: String, in before: LiveActivityStore? = nil) -> LiveActivity? {
-        (before ?? store).activity(id)
-    }
-
     /// The object's properties now; nil once it is gone.
     func properties(_ id: String) -> Host1LiveActivity.Properties? {
         store.activity(id).map { Host1LiveActivity.Properties($0, at: context.now) }
@@ -70,7 +65,7 @@ final class Activities: Store {
         let activity = try storing {
             try $0.start(
                 appID: appID, attributesType: attributesType, contentJSON: contentJSON, options: OptionValue.dictionary(options), now: now)
-        } records: { [.activity(StoredActivity($0))] }
+        }
         try context.connection.export(objectInterfaces, at: Host1LiveActivity.objectPath(activity.id))
         context.logger.info(
             "Live Activity started", metadata: ["activity": "\(activity.id)", "app": "\(appID)", "type": "\(activity.attributesType)"])
@@ -85,7 +80,7 @@ final class Activities: Store {
         let now = context.now
         let after = try storing {
             try $0.update(id: id, contentJSON: contentJSON, options: OptionValue.dictionary(options), now: now)
-        } records: { [.activity(StoredActivity($0))] }
+        }
         announce(id, before: before, after: after)
         changed()
     }
@@ -97,7 +92,7 @@ final class Activities: Store {
         let now = context.now
         let result = try storing {
             try $0.end(id: id, options: OptionValue.dictionary(options), now: now)
-        } records: { [$0.isRemoved ? .activityRemoved(id: id) : .activity(StoredActivity($0.activity))] }
+        }
         context.logger.info("Live Activity ended", metadata: ["activity": "\(id)", "removed": "\(result.isRemoved)"])
         if result.isRemoved {
             context.connection.unexport(Host1LiveActivity.objectPath(id))
@@ -108,25 +103,23 @@ final class Activities: Store {
     }
 
     /// Makes a change to the Live Activities, checks it against the budgets
-    /// and stores the records it gives; when it does not fit or cannot be
-    /// stored, the activities are put back as they were.
-    private func storing<T>(_ change: (inout LiveActivityStore) throws -> T, records: (T) -> [StateRecord]) throws -> T {
-        let saved = store
-        let result = try change(&store)
-        let records = records(result)
+    /// and stores what it did (``Storage/persist(_:)``); when it does not fit
+    /// or cannot be stored, it is taken back before anything announced it.
+    private func storing<T>(_ change: (inout LiveActivityStore) throws -> T) throws -> T {
+        let (result, made) = try store.changing(change)
         var charges: [(LiveActivity, Int)] = []
         let now = context.now
         do {
-            for case .activity(let stored) in records {
+            for case .activity(let stored) in made.records {
                 if let activity = store.activity(stored.id) { charges.append((activity, try budgets.check(activity, at: now))) }
             }
-            try storage.persist(records, activitiesBefore: saved)
+            try storage.persist(made)
         } catch {
-            store = saved
+            store.undo(made, now: now)
             throw error
         }
         for (activity, bytes) in charges { budgets.charge(activity.id, appID: activity.appID, bytes: bytes) }
-        for case .activityRemoved(let id) in records { budgets.release(id) }
+        for case .activityRemoved(let id) in made.records { budgets.release(id) }
         return result
     }
 

@@ -39,25 +39,8 @@ final class DurableModel {
         return image
     }
 
-    /// What `records` replace in the model now (the Live Activities as they
-    /// were before a change already made, when given): what to put back if
-    /// the disk refuses them.
-    func priors(of records: [StateRecord], activitiesBefore: LiveActivityStore?) -> [PendingWrite.Prior] {
-        records.flatMap { record -> [PendingWrite.Prior] in
-            switch record {
-            case .bundle(let appID, _), .bundleRemoved(let appID): [.bundle(appID, widgets.bundle(appID))]
-            case .widget(let stored): [.widget(stored.id, widgets.widget(stored.id))]
-            case .widgetRemoved(let id): [.widget(id, widgets.widget(id))]
-            case .activity(let stored): [.activity(stored.id, activities.activity(stored.id, in: activitiesBefore))]
-            case .activityRemoved(let id): [.activity(id, activities.activity(id, in: activitiesBefore))]
-            // Only provider answers, which the host keeps; ids minted are never journalled.
-            case .timeline, .minted: []
-            }
-        }
-    }
-
     /// Puts one object back as it was, and tells renderers.
-    func putBack(_ prior: PendingWrite.Prior) {
+    func putBack(_ prior: DurableChange.Prior) {
         switch prior {
         case .bundle(let appID, let old):
             widgets.putBackBundle(appID, old)

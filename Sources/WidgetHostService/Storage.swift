@@ -80,22 +80,36 @@ final class Storage: Store {
         opened = nil
     }
 
-    /// Queues `records` — a change the caller is about to make to the model,
-    /// or has just made to the Live Activities (`activitiesBefore` is then the
-    /// store before it) — for the journal writer, and returns at once: the
-    /// sync happens off this thread, together with every other write queued
-    /// meanwhile (group commit). A handler answered by ``answerOnceStored(_:_:)``
-    /// is answered once the change is on disk.
+    /// Queues the records of `change` — made to the model just now, before
+    /// anything announced it — for the journal writer, and returns at once:
+    /// the sync happens off this thread, together with every other write
+    /// queued meanwhile (group commit). A handler answered by
+    /// ``answerOnceStored(_:_:)`` is answered once the change is on disk.
     ///
-    /// When the disk refuses the write, the change is put back
-    /// (``journalReported(_:)``), with every change queued after it, and their
-    /// callers get `StorageFailed`; a change made with `keep` (timers, provider
-    /// answers: nobody waits for it) stays, and the whole state is written
-    /// once the disk takes it again.
+    /// When the disk refuses the write, what the change replaced is put back
+    /// (``journalReported(_:)``), with every change queued after it, and
+    /// their callers get `StorageFailed`.
     ///
     /// - Throws: `InvalidArgument` for a value that cannot be stored (it is
-    ///   encoded here, so that nothing is queued): the caller's input.
-    func persist(_ records: [StateRecord], activitiesBefore: LiveActivityStore? = nil, keep: Bool = false) throws {
+    ///   encoded here, so that nothing is queued): the caller's input, whose
+    ///   store then takes the change back.
+    func persist(_ change: DurableChange) throws {
+        try queue(change.records, priors: change.priors)
+    }
+
+    /// Queues `records` of a change the host keeps whatever the disk says
+    /// (timers, provider answers): nobody waits for it, and when the disk
+    /// refuses it the whole state is written once the disk takes it again.
+    func persistQuietly(_ records: [StateRecord]) {
+        do { try queue(records, priors: nil) } catch {
+            // A value that cannot be stored, which validation keeps out.
+            context.logger.error("a change could not be stored: \(error)")
+        }
+    }
+
+    /// Encodes `records` and queues them; `priors` is what to put back if the
+    /// disk refuses them, nil for a change the host keeps.
+    private func queue(_ records: [StateRecord], priors: [DurableChange.Prior]?) throws {
         guard let opened, !records.isEmpty else { return }
         let lines: [String]
         do {
@@ -103,11 +117,11 @@ final class Storage: Store {
         } catch {
             throw HostError.invalidArgument("the change cannot be stored (\(error)); nothing was changed — send only finite numbers and valid strings")
         }
-        let priors = keep ? nil : opened.model.priors(of: records, activitiesBefore: activitiesBefore)
         let number: UInt64
         let whole = writes.filesBehind
         if whole {
-            // The files lag behind the model: write it whole, with this change.
+            // The files lag behind the model: write it whole, with this change
+            // (applied again: a timeline is journalled before its store takes it).
             var image = opened.model.image()
             for record in records { image.apply(record) }
             number = opened.journal.writeSnapshot(image)
@@ -145,16 +159,6 @@ final class Storage: Store {
         }
         let next = writes.oldestWaiting(after: due)
         timers.arm(.slowWrites, at: next.map { $0.addingTimeInterval(timeout.timeInterval) })
-    }
-
-    /// `persist` for a change the host keeps whatever the disk says (timers,
-    /// provider answers): nobody waits for it, and when the disk refuses it
-    /// the whole state is written once it can.
-    func persistQuietly(_ records: [StateRecord]) {
-        do { try persist(records, keep: true) } catch {
-            // A value that cannot be stored, which validation keeps out.
-            context.logger.error("a change could not be stored: \(error)")
-        }
     }
 
     /// Answers `reply` with what `body` returns or throws — at once when it
@@ -369,18 +373,11 @@ struct Writes {
 
 /// A write queued for the journal writer and not yet reported on disk.
 struct PendingWrite {
-    /// What an object was before a change, to put it back.
-    enum Prior {
-        case bundle(String, WidgetBundle?)
-        case widget(String, PlacedWidget?)
-        case activity(String, LiveActivity?)
-    }
-
     /// The writer's number for it.
     let number: UInt64
     /// What it replaced, to put back (newest last) if the disk refuses it;
     /// nil for a change the host keeps whatever the disk says.
-    let priors: [Prior]?
+    let priors: [DurableChange.Prior]?
     /// The whole state, written because the files lagged behind.
     let isSnapshot: Bool
     /// When it was queued: its callers are answered at most the delivery timeout later.

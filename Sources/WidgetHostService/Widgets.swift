@@ -78,8 +78,7 @@ final class Widgets: Store {
         let bundle = try WidgetBundle.parse(json)
         try store.checkBundleBudget(appID: appID, bundle, sharing: apps.appIDs(registeredBy: sender))
         let dropped = store.dropped(byBundle: bundle, of: appID)
-        try storage.persist([.bundle(appID: appID, json: json)] + dropped.map { .widgetRemoved(id: $0) })
-        store.registerBundle(appID: appID, bundle, dropping: dropped)
+        try storing { $0.registerBundle(appID: appID, bundle, dropping: dropped) }
         for id in dropped { unexport(id) }
         context.logger.info("widgets registered", metadata: ["app": "\(appID)", "kinds": "\(bundle.kinds.map(\.kind))"])
         return dropped
@@ -89,8 +88,7 @@ final class Widgets: Store {
     func place(appID: String, kind: String, family: String, configuration: [String: DBusValue]) throws -> PlacedWidget {
         let widget = try store.placement(appID: appID, kind: kind, family: family, configuration: OptionValue.dictionary(configuration))
         let bytes = try budgets.check(widget, entries: [])
-        try storage.persist([.widget(StoredWidget(widget, content: nil))])
-        store.insert(widget)
+        try storing { $0.insert(widget) }
         budgets.charge(widget.id, appID: appID, bytes: bytes)
         try context.connection.export(objectInterfaces, at: Host1Widget.objectPath(widget.id))
         context.logger.info("widget added", metadata: ["widget": "\(widget.id)", "app": "\(appID)", "kind": "\(widget.kind)"])
@@ -104,8 +102,7 @@ final class Widgets: Store {
         var changed = widget
         changed.content = content
         let bytes = try budgets.check(changed, entries: entries)
-        try storage.persist([.widget(StoredWidget(widget, content: content?.json))])
-        store.setContent(id, tree: content)
+        try storing { $0.setContent(id, tree: content) }
         budgets.charge(id, appID: widget.appID, bytes: bytes)
         storage.propertiesChanged(Host1Widget.objectPath(id), Host1Widget.name, [Host1Widget.Property.content.rawValue])
     }
@@ -117,8 +114,7 @@ final class Widgets: Store {
         var changed = store.widgets[id]!
         changed.configuration = configuration
         let bytes = try budgets.check(changed, entries: entries)
-        try storage.persist([.widget(StoredWidget(changed, content: changed.content?.json))])
-        store.setConfiguration(id, configuration)
+        try storing { $0.setConfiguration(id, configuration) }
         budgets.charge(id, appID: changed.appID, bytes: bytes)
         storage.propertiesChanged(Host1Widget.objectPath(id), Host1Widget.name, [Host1Widget.Property.configuration.rawValue])
     }
@@ -126,8 +122,7 @@ final class Widgets: Store {
     /// Removes a widget (`Remove`), and its app's bundle when nothing needs it any more.
     func remove(_ id: String) throws {
         let widget = try existing(id)
-        try storage.persist([.widgetRemoved(id: id)])
-        store.remove(id)
+        try storing { $0.remove(id) }
         unexport(id)
         context.logger.info("widget removed", metadata: ["widget": "\(id)"])
         dropUnneededBundles(among: [widget.appID])
@@ -149,12 +144,24 @@ final class Widgets: Store {
         let unneeded = store.unneededBundles(among: appIDs) { apps.app($0) != nil }
         guard !unneeded.isEmpty else { return }
         do {
-            try storage.persist(unneeded.map { .bundleRemoved(appID: $0) })
+            try storing { for appID in unneeded { $0.dropBundle(appID: appID) } }
         } catch {
             return context.logger.warning("could not forget the bundles of apps that are gone: \(error)")
         }
-        for appID in unneeded { store.dropBundle(appID: appID) }
         context.logger.info("bundles of apps that are gone forgotten", metadata: ["apps": "\(unneeded)"])
+    }
+
+    /// Makes `change` to the bundles and widgets and stores what it did
+    /// (``Storage/persist(_:)``); when that cannot be stored, the change is
+    /// taken back before anything announced it, and the error thrown.
+    @discardableResult
+    private func storing<T>(_ change: (inout WidgetStore) -> T) throws -> T {
+        let (result, made) = store.changing(change)
+        do { try storage.persist(made) } catch {
+            store.undo(made)
+            throw error
+        }
+        return result
     }
 
     /// Charges widget `id` as it is now, or takes its charge off when it is gone.
