@@ -7,7 +7,7 @@
 // prior objects, and nothing else makes one: what is put back when the disk
 // refuses the records is what the change replaced, however long after it is
 // asked for, and the records say what the change did, not what its caller
-// meant it to do.
+// meant it to do (docs/interfaces.md#changing-the-model).
 
 /// A change made to the model: the records that journal it, and each object
 /// it touched as it was before.

@@ -3,7 +3,8 @@
 // side. A record of fixed members (a widget, a Live Activity, a timeline) is
 // a ``DurableRecord``: its members are named once, in ``DurableRecord/fields(_:)``,
 // which writing and reading both go through, so the two cannot disagree on a
-// key, a type or an order.
+// key, a type or an order (docs/interfaces.md#durable-records says how to
+// add a kind of record).
 //
 // Both directions run on the host's thread for every change it
 // acknowledges, and reading runs over the 100,000 widgets of a snapshot
