@@ -293,21 +293,8 @@ final class PlasmaSession: ScreenSession, ConformanceScreen, @unchecked Sendable
             let record = try fixture.installTapMe(environment: ["WIDGETHOST_TEST_ACTIONS": "refresh,toggle-light:b"])
             display = try VirtualDisplay(directory: fixture.root)
             let (runtime, dataDirs) = try fixture.installAccessibilityBus(display: display!.display)
-            try await fixture.startHost()
-            // Running before plasmoidviewer starts, and on the display: see installAccessibilityBus.
-            let accessibility = try await fixture.gdbus(
-                ["call", "--session", "--dest", "org.a11y.Bus", "--object-path", "/org/a11y/bus", "--method", "org.a11y.Bus.GetAddress"])
-            guard accessibility.succeeded else { throw PrivateBusError("the accessibility bus did not start: \(accessibility)") }
-            let prefix = fixture.root.appendingPathComponent("plasma")
-            // The session's import path goes to the test's own configuration, not the account's.
-            let installed = try await PlasmaApplet.install(into: prefix, environment: ["XDG_CONFIG_HOME": fixture.environment["XDG_CONFIG_HOME"] ?? ""])
-            let home = fixture.root.appendingPathComponent("home")
-            try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
-            let environment = [
-                "DISPLAY": display!.display, "QT_QPA_PLATFORM": "xcb", "QT_LINUX_ACCESSIBILITY_ALWAYS_ON": "1",
-                "XDG_DATA_DIRS": prefix.appendingPathComponent("share").path + ":" + dataDirs, "XDG_RUNTIME_DIR": runtime.path,
-                "HOME": home.path, "XDG_CACHE_HOME": fixture.root.appendingPathComponent("cache").path, "QML2_IMPORT_PATH": installed.qmlDirectory,
-            ]
+            let environment = try await viewerEnvironment(fixture, runtime: runtime, dataDirs: dataDirs)
+                .merging(["DISPLAY": display!.display, "QT_QPA_PLATFORM": "xcb"]) { _, new in new }
             viewer = try await launchViewer(fixture, environment: environment, form: form, appearance: appearance)
             let app = try await fixture.tapMePeer()
             return PlasmaSession(
@@ -321,18 +308,56 @@ final class PlasmaSession: ScreenSession, ConformanceScreen, @unchecked Sendable
         }
     }
 
-    /// Starts plasmoidviewer with the applet in the colour scheme of `appearance` (Breeze or
-    /// Breeze Dark, in kdeglobals as Plasma's own settings write it) and waits until the applet
-    /// is on the AT-SPI bus: its board on the desktop, its Show Widgets button in a panel.
+    /// What plasmoidviewer runs with besides its display: the host started, the AT-SPI bus running
+    /// (installed by `installAccessibilityBus`, which gave `runtime` and `dataDirs`), the applet
+    /// installed by its install script into the test's folder, a home of the test's own, Qt's
+    /// accessibility on.
+    static func viewerEnvironment(_ fixture: HostFixture, runtime: URL, dataDirs: String) async throws -> [String: String] {
+        try await fixture.startHost()
+        // Running before plasmoidviewer starts, and on the display: see installAccessibilityBus.
+        let accessibility = try await fixture.gdbus(
+            ["call", "--session", "--dest", "org.a11y.Bus", "--object-path", "/org/a11y/bus", "--method", "org.a11y.Bus.GetAddress"])
+        guard accessibility.succeeded else { throw PrivateBusError("the accessibility bus did not start: \(accessibility)") }
+        let prefix = fixture.root.appendingPathComponent("plasma")
+        // The session's import path goes to the test's own configuration, not the account's.
+        let installed = try await PlasmaApplet.install(into: prefix, environment: ["XDG_CONFIG_HOME": fixture.environment["XDG_CONFIG_HOME"] ?? ""])
+        let home = fixture.root.appendingPathComponent("home")
+        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
+        return [
+            "QT_LINUX_ACCESSIBILITY_ALWAYS_ON": "1",
+            "XDG_DATA_DIRS": prefix.appendingPathComponent("share").path + ":" + dataDirs, "XDG_RUNTIME_DIR": runtime.path,
+            "HOME": home.path, "XDG_CACHE_HOME": fixture.root.appendingPathComponent("cache").path, "QML2_IMPORT_PATH": installed.qmlDirectory,
+        ]
+    }
+
+    /// Starts plasmoidviewer on the X display with the applet (see `startViewer`) and gives its
+    /// window the keyboard's focus.
     private static func launchViewer(
         _ fixture: HostFixture, environment: [String: String], form: Form, appearance: ConformanceCase.Appearance
+    ) async throws -> Launched {
+        let viewer = try await startViewer(fixture, environment: environment, form: form, appearance: appearance)
+        // The keyboard's focus on its window, as a window manager gives it to the window a person
+        // clicks: with none on the display, Qt would take no key.
+        let focused = try await runCommand(
+            "/usr/bin/xdotool", ["search", "--onlyvisible", "--class", "plasmoidviewer", "windowfocus", "--sync"],
+            environment: fixture.environment.merging(environment) { _, new in new })
+        guard focused.succeeded else { throw PrivateBusError("xdotool could not focus plasmoidviewer's window: \(focused)") }
+        return viewer
+    }
+
+    /// Starts plasmoidviewer with the applet, its window `size` big, in the colour scheme of
+    /// `appearance` (Breeze or Breeze Dark, in kdeglobals as Plasma's own settings write it) and
+    /// waits until the applet is on the AT-SPI bus: its board on the desktop, its Show Widgets
+    /// button in a panel.
+    static func startViewer(
+        _ fixture: HostFixture, environment: [String: String], form: Form, appearance: ConformanceCase.Appearance, size: String = "1280x900"
     ) async throws -> Launched {
         let scheme = appearance == .dark ? "BreezeDark" : "BreezeLight"
         let config = URL(fileURLWithPath: fixture.environment["XDG_CONFIG_HOME"] ?? fixture.root.appendingPathComponent("config").path)
         try FileManager.default.createDirectory(at: config, withIntermediateDirectories: true)
         try Data(contentsOf: URL(fileURLWithPath: "/usr/share/color-schemes/\(scheme).colors"))
             .write(to: config.appendingPathComponent("kdeglobals"))
-        let arguments = ["-a", "org.widgethost.plasmoid", "-s", "1280x900"] + (form == .panel ? ["-f", "horizontal"] : [])
+        let arguments = ["-a", "org.widgethost.plasmoid", "-s", size] + (form == .panel ? ["-f", "horizontal"] : [])
         let viewer = try fixture.launch("/usr/bin/plasmoidviewer", arguments, environment: environment)
         let (name, role) = form == .panel ? ("Show Widgets", "push button") : ("WidgetHost", "panel")
         let found = await eventually(timeout: 60) {
@@ -351,12 +376,6 @@ final class PlasmaSession: ScreenSession, ConformanceScreen, @unchecked Sendable
             throw PrivateBusError(
                 "plasmoidviewer did not show the applet (a \(role) named \(name)); the accessibility tree:\n\(tree?.stdout.suffix(3000) ?? "")\(tree?.stderr.suffix(1000) ?? "")\nplasmoidviewer printed:\n\(viewer.printed().suffix(6000))")
         }
-        // The keyboard's focus on its window, as a window manager gives it to the window a person
-        // clicks: with none on the display, Qt would take no key.
-        let focused = try await runCommand(
-            "/usr/bin/xdotool", ["search", "--onlyvisible", "--class", "plasmoidviewer", "windowfocus", "--sync"],
-            environment: fixture.environment.merging(environment) { _, new in new })
-        guard focused.succeeded else { throw PrivateBusError("xdotool could not focus plasmoidviewer's window: \(focused)") }
         return viewer
     }
 
@@ -376,6 +395,10 @@ final class PlasmaSession: ScreenSession, ConformanceScreen, @unchecked Sendable
     /// plasmoidviewer printed no QML warning or error from the applet's own files
     /// (its package, its QML module): every line naming them is a defect.
     func expectNoQMLErrors() throws {
+        Self.expectNoQMLErrors(in: printed)
+    }
+
+    static func expectNoQMLErrors(in printed: String) {
         let ours = printed.split(separator: "\n").filter { $0.contains("org.widgethost.plasmoid") || $0.contains("org/widgethost/plasmoid") }
         #expect(ours.isEmpty, "plasmoidviewer printed QML problems of the applet:\n\(ours.joined(separator: "\n"))")
     }
