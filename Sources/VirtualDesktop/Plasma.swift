@@ -91,10 +91,10 @@ public final class Plasma: DesktopProgram, @unchecked Sendable {
     }
 
     /// Starts plasmoidviewer in `colourScheme` (kdeglobals, as Plasma's own settings write it)
-    /// and waits until it shows: its window mapped, the applet's QML module in its memory (the
-    /// applet's QML imports it, so the applet is loaded), and the window given the keyboard's
-    /// focus, as a window manager gives it to the window a person clicks (with none on the
-    /// display, Qt would take no key).
+    /// and waits until it shows: the applet's QML module in its memory (the applet's QML imports
+    /// it, so the applet is loaded), and its window mapped and given the keyboard's focus, as a
+    /// window manager gives it to the window a person clicks (with none on the display, Qt would
+    /// take no key).
     private func launch(_ colourScheme: ColourScheme) async throws {
         try FileManager.default.createDirectory(at: configHome, withIntermediateDirectories: true)
         try Data(contentsOf: URL(fileURLWithPath: "/usr/share/color-schemes/\(colourScheme.rawValue).colors"))
@@ -102,24 +102,26 @@ public final class Plasma: DesktopProgram, @unchecked Sendable {
         let viewer = try output.run(
             Self.executable, ["-a", showing, "-s", "1280x900"] + (form == .panel ? ["-f", "horizontal"] : []), environment: everything)
         process = viewer
-        let window = ["search", "--onlyvisible", "--class", "plasmoidviewer"]
         let module = "/org/widgethost/plasmoid/"
-        var missing = "its window"
+        var missing = "the applet's QML module (\(module)) in its memory"
         let shown = await poll(timeout: 60) {
-            guard viewer.isRunning, (try? await runCommand("/usr/bin/xdotool", window, environment: everything))?.succeeded == true else {
-                return false
-            }
-            missing = "the applet's QML module (\(module)) in its memory"
             // Read to its end: String(contentsOfFile:) reads a /proc file's first 4 KiB only.
             let maps = (try? FileHandle(forReadingAtPath: "/proc/\(viewer.processIdentifier)/maps")?.readToEnd()) ?? nil
-            return showing != Self.applet || String(decoding: maps ?? Data(), as: UTF8.self).contains(module)
+            guard viewer.isRunning, showing != Self.applet || String(decoding: maps ?? Data(), as: UTF8.self).contains(module) else {
+                return false
+            }
+            missing = "its window, given the keyboard's focus"
+            // Found and focused in one go: a window plasmoidviewer maps as it starts can be gone
+            // the next moment.
+            let focused = try? await runCommand(
+                "/usr/bin/xdotool", ["search", "--onlyvisible", "--class", "plasmoidviewer", "windowfocus", "--sync"], environment: everything,
+                timeout: 10)
+            return focused?.succeeded == true
         }
         guard shown else {
             throw PrivateBusError(
                 "plasmoidviewer did not show \(showing) within 60 s: \(viewer.isRunning ? "no sign of \(missing)" : "it exited"); it printed:\n\(printed().suffix(6000))")
         }
-        let focused = try await runCommand("/usr/bin/xdotool", window + ["windowfocus", "--sync"], environment: everything)
-        guard focused.succeeded else { throw PrivateBusError("xdotool could not focus plasmoidviewer's window: \(focused)") }
     }
 
     /// Ends plasmoidviewer and starts it again in `colourScheme`, on the same display and bus.
