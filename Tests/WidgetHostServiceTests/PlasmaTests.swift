@@ -160,6 +160,34 @@ struct PlasmaTests {
         try plasma.expectNoQMLErrors()
     }
 
+    /// What widget-host-bench plasma starts (docs/plasma.md#cost): no AT-SPI bus, so nothing
+    /// but the window and the process's memory says the applet is up.
+    @Test("Started without accessibility, as the benchmark starts it, plasmoidviewer has loaded the applet when start returns, and the applet draws a widget the app places")
+    func withoutAccessibility() async throws {
+        let fixture = try await HostFixture.make()
+        defer { fixture.stop() }
+        _ = try fixture.installTapMe()
+        try await fixture.startHost()
+        let plasma = try await Plasma.start(
+            applet: PlasmaSession.source, root: fixture.root, bus: fixture.bus, session: fixture.environment,
+            runtime: fixture.desktopFolders.runtime, dataDirs: fixture.desktopFolders.dataDirs, accessibility: false)
+        defer { plasma.stop() }
+        let maps = try FileHandle(forReadingFrom: URL(fileURLWithPath: "/proc/\(plasma.process.processIdentifier)/maps")).readToEnd() ?? Data()
+        #expect(String(decoding: maps, as: UTF8.self).contains("/org/widgethost/plasmoid/libwidgethostplasmoid.so"), "the applet's QML module is loaded")
+        #expect(plasma.environment["QT_LINUX_ACCESSIBILITY_ALWAYS_ON"] == nil)
+
+        let app = try await fixture.tapMePeer()
+        defer { app.close() }
+        #expect(try await app.connection.nameOwner("org.a11y.Bus") == nil, "no accessibility bus was started")
+        let widget = try await app.connection.addWidget("org.example.TapMe", "TapMeWidget", "systemSmall")
+        try await app.setContent(widget, ##"{"type":"color","color":"#d70a53","children":[{"type":"text","text":"Bench"}]}"##)
+        let screen = try Framebuffer(path: plasma.display.framebuffer)
+        let drawn = await eventually(timeout: 10) {
+            (0..<screen.height).contains { y in stride(from: 0, to: screen.width, by: 4).contains { screen.pixel(x: $0, y: y) == 0xd7_0a_53 } }
+        }
+        #expect(drawn, "the widget is drawn in its colour; plasmoidviewer printed:\n\(plasma.printed().suffix(3000))")
+    }
+
     /// The picture of README.md's "On KDE Plasma" and docs/plasma.md: the examples
     /// GnomeShellTests.screenshots puts on the shell, in the applet on the desktop.
     @Test("A screenshot of the applet with the examples on the desktop")
