@@ -42,29 +42,15 @@ public final class Plasma: DesktopProgram, @unchecked Sendable {
         accessibility: Bool = true, form: Form = .desktop, colourScheme: ColourScheme = .light, showing applet: String = Plasma.applet
     ) async throws -> Plasma {
         guard let config = session["XDG_CONFIG_HOME"] else {
-            throw PrivateBusError("the session's environment sets no XDG_CONFIG_HOME for Plasma's colour scheme and the applet's install")
+            throw PrivateBusError("the session's environment sets no XDG_CONFIG_HOME for Plasma's colour scheme")
         }
-        let prefix = root.appendingPathComponent("plasma")
-        // The session's import path goes to the caller's own configuration, not the account's.
-        let installed = try await install(source, into: prefix, environment: ["XDG_CONFIG_HOME": config])
         let display = try VirtualDisplay(directory: root)
         do {
-            if accessibility {
-                try bus.installAccessibilityBus(runtime: runtime, dataDirs: dataDirs, display: display.display)
-                // Running before plasmoidviewer starts, and on the display: see installAccessibilityBus.
-                let started = try await runCommand(
-                    "gdbus", ["call", "--session", "--dest", "org.a11y.Bus", "--object-path", "/org/a11y/bus", "--method", "org.a11y.Bus.GetAddress"],
-                    environment: session)
-                guard started.succeeded else { throw PrivateBusError("the accessibility bus did not start: \(started)") }
-            }
-            let home = root.appendingPathComponent("home")
-            try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
-            var environment = [
-                "DISPLAY": display.display, "QT_QPA_PLATFORM": "xcb",
-                "XDG_DATA_DIRS": prefix.appendingPathComponent("share").path + ":" + dataDirs, "XDG_RUNTIME_DIR": runtime.path,
-                "HOME": home.path, "XDG_CACHE_HOME": root.appendingPathComponent("cache").path, "QML2_IMPORT_PATH": installed.qmlDirectory,
-            ]
-            if accessibility { environment["QT_LINUX_ACCESSIBILITY_ALWAYS_ON"] = "1" }
+            // On the display: see installAccessibilityBus.
+            if accessibility { try bus.installAccessibilityBus(runtime: runtime, dataDirs: dataDirs, display: display.display) }
+            let environment = try await Self.environment(
+                applet: source, root: root, session: session, runtime: runtime, dataDirs: dataDirs, accessibility: accessibility
+            ).merging(["DISPLAY": display.display, "QT_QPA_PLATFORM": "xcb"]) { _, new in new }
             let plasma = Plasma(
                 display: display, form: form, environment: environment, showing: applet, session: session,
                 configHome: URL(fileURLWithPath: config), output: ProgramOutput(in: root, name: "plasmoidviewer"))
@@ -79,6 +65,49 @@ public final class Plasma: DesktopProgram, @unchecked Sendable {
             display.stop()
             throw error
         }
+    }
+
+    /// What plasmoidviewer runs with besides its display, on X11 or on Wayland: the applet
+    /// installed from `source` under `root` (with the session's `XDG_CONFIG_HOME`), a home and
+    /// a cache of its own, `dataDirs` after the applet's package, `runtime`. With
+    /// `accessibility`, Qt's accessibility is on and the AT-SPI bus, which the caller made
+    /// startable (``PrivateBus/installAccessibilityBus(runtime:dataDirs:display:)``), is started,
+    /// so that it runs before plasmoidviewer does.
+    public static func environment(
+        applet source: URL, root: URL, session: [String: String], runtime: URL, dataDirs: String, accessibility: Bool
+    ) async throws -> [String: String] {
+        guard let config = session["XDG_CONFIG_HOME"] else {
+            throw PrivateBusError("the session's environment sets no XDG_CONFIG_HOME for the applet's install")
+        }
+        if accessibility {
+            let started = try await runCommand(
+                "gdbus", ["call", "--session", "--dest", "org.a11y.Bus", "--object-path", "/org/a11y/bus", "--method", "org.a11y.Bus.GetAddress"],
+                environment: session)
+            guard started.succeeded else { throw PrivateBusError("the accessibility bus did not start: \(started)") }
+        }
+        let prefix = root.appendingPathComponent("plasma")
+        // The session's import path goes to the caller's own configuration, not the account's.
+        let installed = try await install(source, into: prefix, environment: ["XDG_CONFIG_HOME": config])
+        let home = root.appendingPathComponent("home")
+        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
+        var environment = [
+            "XDG_DATA_DIRS": prefix.appendingPathComponent("share").path + ":" + dataDirs, "XDG_RUNTIME_DIR": runtime.path,
+            "HOME": home.path, "XDG_CACHE_HOME": root.appendingPathComponent("cache").path, "QML2_IMPORT_PATH": installed.qmlDirectory,
+        ]
+        if accessibility { environment["QT_LINUX_ACCESSIBILITY_ALWAYS_ON"] = "1" }
+        return environment
+    }
+
+    /// Writes `colourScheme` into `configHome`'s kdeglobals, as Plasma's own settings write it.
+    public static func writeColourScheme(_ colourScheme: ColourScheme, configHome: URL) throws {
+        try FileManager.default.createDirectory(at: configHome, withIntermediateDirectories: true)
+        try Data(contentsOf: URL(fileURLWithPath: "/usr/share/color-schemes/\(colourScheme.rawValue).colors"))
+            .write(to: configHome.appendingPathComponent("kdeglobals"))
+    }
+
+    /// plasmoidviewer's arguments: `applet` in `form`, its window `size` big.
+    public static func arguments(showing applet: String = Plasma.applet, form: Form, size: String = "1280x900") -> [String] {
+        ["-a", applet, "-s", size] + (form == .panel ? ["-f", "horizontal"] : [])
     }
 
     /// A Plasma not started yet: ``launch(_:)`` starts its plasmoidviewer.
@@ -96,11 +125,8 @@ public final class Plasma: DesktopProgram, @unchecked Sendable {
     /// window manager gives it to the window a person clicks (with none on the display, Qt would
     /// take no key).
     private func launch(_ colourScheme: ColourScheme) async throws {
-        try FileManager.default.createDirectory(at: configHome, withIntermediateDirectories: true)
-        try Data(contentsOf: URL(fileURLWithPath: "/usr/share/color-schemes/\(colourScheme.rawValue).colors"))
-            .write(to: configHome.appendingPathComponent("kdeglobals"))
-        let viewer = try output.run(
-            Self.executable, ["-a", showing, "-s", "1280x900"] + (form == .panel ? ["-f", "horizontal"] : []), environment: everything)
+        try Self.writeColourScheme(colourScheme, configHome: configHome)
+        let viewer = try output.run(Self.executable, Self.arguments(showing: showing, form: form), environment: everything)
         process = viewer
         let module = "/org/widgethost/plasmoid/"
         var missing = "the applet's QML module (\(module)) in its memory"

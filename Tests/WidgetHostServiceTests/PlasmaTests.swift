@@ -306,14 +306,53 @@ final class PlasmaSession: ScreenSession, ConformanceScreen, @unchecked Sendable
 
     static func scheme(_ appearance: ConformanceCase.Appearance) -> Plasma.ColourScheme { appearance == .dark ? .dark : .light }
 
-    /// Waits until the applet is on the AT-SPI bus: its board on the desktop, its Show Widgets
-    /// button in a panel.
+    /// What a plasmoidviewer the tests start on Wayland (`KWinSession`) runs with besides its
+    /// display, as ``Plasma`` starts one on X11: the host started, the AT-SPI bus running
+    /// (installed by `installAccessibilityBus`, which gave `runtime` and `dataDirs`), the applet
+    /// installed by its install script into the test's folder, a home of the test's own, Qt's
+    /// accessibility on.
+    static func viewerEnvironment(_ fixture: HostFixture, runtime: URL, dataDirs: String) async throws -> [String: String] {
+        try await fixture.startHost()
+        return try await Plasma.environment(
+            applet: source, root: fixture.root, session: fixture.environment, runtime: runtime, dataDirs: dataDirs, accessibility: true)
+    }
+
+    /// Starts plasmoidviewer with the applet on Wayland (`KWinSession`; ``Plasma`` starts it on
+    /// X11), its window `size` big, in the colour scheme of `appearance`, and waits until the
+    /// applet is on the AT-SPI bus.
+    static func startViewer(
+        _ fixture: HostFixture, environment: [String: String], form: Plasma.Form, appearance: ConformanceCase.Appearance, size: String = "1280x900"
+    ) async throws -> Launched {
+        let config = URL(fileURLWithPath: fixture.environment["XDG_CONFIG_HOME"] ?? fixture.root.appendingPathComponent("config").path)
+        try Plasma.writeColourScheme(scheme(appearance), configHome: config)
+        let viewer = try fixture.launch(Plasma.executable, Plasma.arguments(form: form, size: size), environment: environment)
+        do {
+            try await waitUntilAccessible(
+                form: form, environment: fixture.environment.merging(environment) { _, new in new }, running: { viewer.process.isRunning },
+                printed: { viewer.printed() })
+        } catch {
+            endProcess(viewer.process)
+            throw error
+        }
+        return viewer
+    }
+
+    /// Waits until the applet in `plasma` is on the AT-SPI bus.
     private static func waitUntilAccessible(_ plasma: Plasma, _ fixture: HostFixture) async throws {
-        let (name, role) = plasma.form == .panel ? ("Show Widgets", "push button") : ("WidgetHost", "panel")
+        try await waitUntilAccessible(
+            form: plasma.form, environment: fixture.environment.merging(plasma.environment) { _, new in new },
+            running: { plasma.process.isRunning }, printed: { plasma.printed() })
+    }
+
+    /// Waits until the applet a plasmoidviewer shows (`running`, which printed `printed`) is on
+    /// the AT-SPI bus: its board on the desktop, its Show Widgets button in a panel.
+    private static func waitUntilAccessible(
+        form: Plasma.Form, environment: [String: String], running: () -> Bool, printed: () -> String
+    ) async throws {
+        let (name, role) = form == .panel ? ("Show Widgets", "push button") : ("WidgetHost", "panel")
         let drive = repositoryRoot.appendingPathComponent("Tests/Fixtures/board/drive.py").path
-        let environment = fixture.environment.merging(plasma.environment) { _, new in new }
         let found = await eventually(timeout: 60) {
-            guard plasma.process.isRunning else { return false }
+            guard running() else { return false }
             let result = try? await runCommand(
                 "/usr/bin/python3", [drive, "--app", "plasmoidviewer", "find", name, "--role", role, "--timeout", "2"],
                 environment: environment, timeout: 30)
@@ -322,7 +361,7 @@ final class PlasmaSession: ScreenSession, ConformanceScreen, @unchecked Sendable
         guard found else {
             let tree = try? await runCommand("/usr/bin/python3", [drive, "tree"], environment: environment, timeout: 30)
             throw PrivateBusError(
-                "plasmoidviewer did not show the applet (a \(role) named \(name)); the accessibility tree:\n\(tree?.stdout.suffix(3000) ?? "")\(tree?.stderr.suffix(1000) ?? "")\nplasmoidviewer printed:\n\(plasma.printed().suffix(6000))")
+                "plasmoidviewer did not show the applet (a \(role) named \(name)); the accessibility tree:\n\(tree?.stdout.suffix(3000) ?? "")\(tree?.stderr.suffix(1000) ?? "")\nplasmoidviewer printed:\n\(printed().suffix(6000))")
         }
     }
 
@@ -341,7 +380,11 @@ final class PlasmaSession: ScreenSession, ConformanceScreen, @unchecked Sendable
     /// plasmoidviewer printed no QML warning or error from the applet's own files
     /// (its package, its QML module): every line naming them is a defect.
     func expectNoQMLErrors() throws {
-        let ours = plasma.printed().split(separator: "\n").filter { $0.contains("org.widgethost.plasmoid") || $0.contains("org/widgethost/plasmoid") }
+        Self.expectNoQMLErrors(in: plasma.printed())
+    }
+
+    static func expectNoQMLErrors(in printed: String) {
+        let ours = printed.split(separator: "\n").filter { $0.contains("org.widgethost.plasmoid") || $0.contains("org/widgethost/plasmoid") }
         #expect(ours.isEmpty, "plasmoidviewer printed QML problems of the applet:\n\(ours.joined(separator: "\n"))")
     }
 
