@@ -20,7 +20,7 @@ struct Bench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "widget-host-bench",
         abstract: "Measures WidgetHost against a direct libdbus floor on a private bus.",
-        subcommands: [BindingBench.self, TapsBench.self, UpdatesBench.self, ScaleBench.self, ShellBench.self])
+        subcommands: [BindingBench.self, TapsBench.self, UpdatesBench.self, ScaleBench.self, ShellBench.self, PlasmaBench.self])
 }
 
 struct Stats {
