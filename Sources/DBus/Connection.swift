@@ -267,6 +267,17 @@ public final class Connection: Sendable {
         try send(Message.signal(path: path, interface: interface, member: member, arguments: arguments))
     }
 
+    /// Emits a signal whose arguments `body` writes (see ``MessageWriter``);
+    /// they must have the signature the signal is declared with.
+    public func emit(path: String, interface: String, member: String, writing body: (inout MessageWriter) throws -> Void) throws {
+        let signal = try objects.declaredSignal(path: path, interface: interface, member: member)
+        let message = try Message.signal(path: path, interface: interface, member: member, writing: body)
+        guard message.hasSignature(signal.signature) else {
+            throw ObjectServer.wrongSignature(signal, interface, signature: message.signature)
+        }
+        try send(message)
+    }
+
     /// Sends a method call and waits for its reply without blocking a thread.
     /// An error reply is thrown as `DBusError`; so are timeouts (`NoReply`) and
     /// a lost connection (`Disconnected`). Cancelling the task cancels the call.

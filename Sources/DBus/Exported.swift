@@ -1,6 +1,6 @@
 import Synchronization
 
-/// An incoming method call, with its arguments already copied out.
+/// An incoming method call.
 public struct MethodCall: Sendable {
     public let message: Message
     /// The caller's unique name.
@@ -8,7 +8,20 @@ public struct MethodCall: Sendable {
     public let path: String
     public let interface: String
     public let member: String
-    public let arguments: [DBusValue]
+    /// The arguments, copied out of the message before the handler runs
+    /// (``MethodHandler/reading(_:)`` reads them itself, and they are read
+    /// here only when asked for).
+    public var arguments: [DBusValue] { read ?? message.arguments() }
+    private let read: [DBusValue]?
+
+    init(message: Message, sender: String, path: String, interface: String, member: String, arguments: [DBusValue]?) {
+        self.message = message
+        self.sender = sender
+        self.path = path
+        self.interface = interface
+        self.member = member
+        read = arguments
+    }
 }
 
 /// An error that knows its D-Bus name. Handlers may throw these (or
@@ -64,6 +77,22 @@ public final class Reply: Sendable {
         transmit(.success(values))
     }
 
+    /// Replies with the values `body` writes (see ``MessageWriter``); they
+    /// must match the method's declared out-signature.
+    public func succeed(writing body: (inout MessageWriter) throws -> Void) {
+        guard !sent.exchange(true, ordering: .acquiringAndReleasing), !call.noReplyExpected else { return }
+        let message: Message?
+        do {
+            let reply = try call.makeReturn(writing: body)
+            message =
+                reply.hasSignature(outSignature)
+                ? reply : call.makeError(.failed("internal error: \(what) produced '\(reply.signature)' instead of '\(outSignature)'"))
+        } catch {
+            message = call.makeError(Self.unsendable(what, error))
+        }
+        if let message { try? connection.send(message) }
+    }
+
     /// Replies with an error.
     public func fail(_ error: any Error) {
         guard !sent.exchange(true, ordering: .acquiringAndReleasing) else { return }
@@ -102,6 +131,12 @@ public enum MethodHandler: Sendable {
     case deferred(@Sendable (MethodCall, Reply) -> Void)
     /// Runs in a new task, which the connection holds and cancels when it is lost.
     case async(@Sendable (MethodCall) async throws -> [DBusValue])
+    /// Runs on the connection's thread, reads its arguments from the message
+    /// itself, typed (``MessageReader``, within the connection's decoding
+    /// limits), and answers through `Reply` whenever it likes. It may throw
+    /// only while it reads, before it answers: what it throws answers the
+    /// call, and a call over the limits is answered as the limits say.
+    case reading(@Sendable (MethodCall, inout MessageReader, Reply) throws -> Void)
 }
 
 /// Accessors of one property. The getter runs on the connection's thread.
@@ -320,6 +355,14 @@ final class ObjectServer: Sendable {
     }
 
     func checkSignal(path: String, interface: String, member: String, arguments: [DBusValue]) throws {
+        let signal = try declaredSignal(path: path, interface: interface, member: member)
+        guard DBusValue.signatures(of: arguments, equal: signal.signature) else {
+            throw Self.wrongSignature(signal, interface, signature: arguments.map(\.signature).joined())
+        }
+    }
+
+    /// The signal `member` of `interface`, which the object at `path` must serve.
+    func declaredSignal(path: String, interface: String, member: String) throws -> InterfaceDescription.Signal {
         let description =
             StandardInterfaces.descriptions[interface]
             ?? interfaces(at: path)?.first { $0.description.name == interface }?.description
@@ -329,10 +372,11 @@ final class ObjectServer: Sendable {
         guard let signal = description.signal(member) else {
             throw DBusEncodingError("\(interface) declares no signal \(member)")
         }
-        guard DBusValue.signatures(of: arguments, equal: signal.signature) else {
-            let signature = arguments.map(\.signature).joined()
-            throw DBusEncodingError("\(interface).\(member) has signature '\(signal.signature)', not '\(signature)'")
-        }
+        return signal
+    }
+
+    static func wrongSignature(_ signal: InterfaceDescription.Signal, _ interface: String, signature: String) -> DBusEncodingError {
+        DBusEncodingError("\(interface).\(signal.name) has signature '\(signal.signature)', not '\(signature)'")
     }
 
     func introspect(path: String) -> String {
@@ -452,20 +496,40 @@ final class ObjectServer: Sendable {
                 DBusError.invalidArgsName,
                 "\(interface.description.name).\(member) \(expected), but the call carried '\(signature)'")
         }
-        let arguments: [DBusValue]
         let limits = state.withLock { $0.limits }
+        func overLimits(_ error: any Error) -> DBusError {
+            DBusError(name: limits.errorName, message: "\(interface.description.name).\(member): \(error); send less in one call")
+        }
+        let reply = Reply(
+            connection: connection, call: message, outSignature: method.outSignature, interface: interface.description.name,
+            member: member)
+        if case .reading(let body) = handler {
+            let call = MethodCall(
+                message: message, sender: message.sender ?? "", path: path, interface: interface.description.name, member: member,
+                arguments: nil)
+            var reader = MessageReader(message, limits: limits)
+            do {
+                try body(call, &reader, reply)
+            } catch let error as DecodingLimitExceeded {
+                reply.fail(overLimits(error))
+            } catch {
+                reply.fail(error)
+            }
+            return
+        }
+        let arguments: [DBusValue]
         do {
             arguments = try message.arguments(within: limits)
         } catch {
-            return fail(limits.errorName, "\(interface.description.name).\(member): \(error); send less in one call")
+            let error = overLimits(error)
+            return fail(error.name, error.message)
         }
         let call = MethodCall(
             message: message, sender: message.sender ?? "", path: path, interface: interface.description.name,
             member: member, arguments: arguments)
-        let reply = Reply(
-            connection: connection, call: message, outSignature: method.outSignature, interface: interface.description.name,
-            member: member)
         switch handler {
+        case .reading:
+            preconditionFailure("answered above")
         case .immediate(let body):
             do { reply.succeed(try body(call)) } catch { reply.fail(error) }
         case .deferred(let body):
