@@ -17,12 +17,6 @@ public struct TypedReply<Value>: Sendable {
         self.write = write
     }
 
-    public init(_ reply: Reply, encode: @escaping @Sendable (Value) -> [DBusValue]) {
-        self.init(reply) { writer, value in
-            for argument in encode(value) { try writer.append(value: argument) }
-        }
-    }
-
     public func succeed(_ value: Value) { untyped.succeed { try write(&$0, value) } }
 
     public func fail(_ error: any Error) { untyped.fail(error) }
