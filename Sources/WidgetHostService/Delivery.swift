@@ -164,18 +164,12 @@ extension HostService {
         self.deliver(delivery) { [weak self, details, source] error in
             var details = details
             if let error { details["error"] = .string(error.message) }
-            // One a{sv} for the reply and the signal: a tap encodes its details
-            // once. The binding checks both against the declared signatures.
-            let outcome = DBusValue.string(resolution.outcome.name.rawValue)
-            let encoded = DBusValue.vardict(details)
-            if let error { reply.fail(error) } else { reply.untyped.succeed([outcome, encoded]) }
+            // The reply and the signal are each written straight from the details.
+            let outcome = resolution.outcome.name.rawValue
+            if let error { reply.fail(error) } else { reply.succeed((outcome, details)) }
             self?.assumeIsolated { service in
-                let tapped = Host1Widgets.Signal.tapped.rawValue
-                service.emitting(tapped) {
-                    try $0.emit(
-                        path: Host1Widgets.objectPath, interface: Host1Widgets.name, member: tapped,
-                        arguments: [.objectPath(target), outcome, encoded])
-                }
+                let tapped = Host1Widgets.Tapped(target: target, outcome: outcome, details: details)
+                service.emitting(Host1Widgets.Signal.tapped.rawValue) { try tapped.emit(on: $0, path: Host1Widgets.objectPath) }
                 // docs/widgets.md#resolution-rules, rule control: after a control's action the widget's timeline is reloaded.
                 if case .performAction = resolution.outcome, case .string(let widgetID)? = source["widget_id"] {
                     service.requestReload(widgetID, .action)
