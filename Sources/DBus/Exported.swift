@@ -302,6 +302,22 @@ final class ObjectServer: Sendable {
             }
         }
 
+        /// The parent path looked up last, reused as the key while calls go
+        /// to objects beside each other: a parent such as
+        /// `/org/example/items` (of `/org/example/items/i1` …) is then not made a String again for each.
+        private var lastParent = ""
+
+        /// The interfaces at `path`, as the subscript reads them.
+        mutating func interfaces(at path: String) -> [ExportedInterface]? {
+            guard path != "/", let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) else { return objects[""]?[""] }
+            if slash == path.startIndex {
+                lastParent = "/"
+            } else if !lastParent.utf8.elementsEqual(path.utf8[..<slash]) {
+                lastParent = String(path[..<slash])
+            }
+            return objects[lastParent]?[String(path[path.index(after: slash)...])]
+        }
+
         /// Every object's path with its interfaces.
         var all: some Sequence<(path: String, interfaces: [ExportedInterface])> {
             objects.lazy.flatMap { parent, leaves in
@@ -325,7 +341,7 @@ final class ObjectServer: Sendable {
     }
 
     func interfaces(at path: String) -> [ExportedInterface]? {
-        state.withLock { $0[path] }
+        state.withLock { $0.interfaces(at: path) }
     }
 
     /// The nearest ObjectManager at or above `path`, excluding `path` itself.
@@ -415,7 +431,9 @@ final class ObjectServer: Sendable {
     func handle(_ message: Message, on connection: Connection) {
         let path = message.path ?? "/"
         let member = message.member ?? ""
-        let interfaceName = message.interface
+        // The interface is compared in place; its name is made a String only for a message.
+        let hasInterface = message.hasInterface
+        var interfaceName: String? { message.interface }
         let exported = interfaces(at: path)
 
         func fail(_ name: String, _ text: String) {
@@ -433,7 +451,7 @@ final class ObjectServer: Sendable {
         }
 
         // Introspectable works on every node, including the inner ones.
-        if interfaceName == StandardInterfaces.introspectable || (interfaceName == nil && member == "Introspect") {
+        if message.hasInterface(StandardInterfaces.introspectable) || (!hasInterface && member == "Introspect") {
             guard member == "Introspect" else {
                 return fail(DBusError.unknownMethodName, "org.freedesktop.DBus.Introspectable has no method \(member)")
             }
@@ -446,7 +464,7 @@ final class ObjectServer: Sendable {
             return answer([.string(introspect(path: path))])
         }
 
-        if interfaceName == StandardInterfaces.objectManager, state.withLock({ $0.managers.contains(path) }) {
+        if message.hasInterface(StandardInterfaces.objectManager), state.withLock({ $0.managers.contains(path) }) {
             guard member == "GetManagedObjects" else {
                 return fail(DBusError.unknownMethodName, "org.freedesktop.DBus.ObjectManager has no method \(member)")
             }
@@ -467,16 +485,16 @@ final class ObjectServer: Sendable {
                 DBusError.invalidArgsName,
                 "\(method) takes no unix file descriptors, but the call carried some (type 'h'); send the call without them — they were closed unread")
         }
-        if interfaceName == StandardInterfaces.properties {
+        if message.hasInterface(StandardInterfaces.properties) {
             if message.containsUnixFDs { return refuseDescriptors("\(StandardInterfaces.properties).\(member)") }
             return handleProperties(message, member: member, exported: exported, path: path, connection: connection, fail: fail, answer: answer)
         }
 
         let interface: ExportedInterface?
-        if let interfaceName {
-            interface = exported.first { $0.description.name == interfaceName }
+        if hasInterface {
+            interface = exported.first { message.hasInterface($0.description.name) }
             guard interface != nil else {
-                return fail(DBusError.unknownInterfaceName, "The object at \(path) has no interface \(interfaceName)")
+                return fail(DBusError.unknownInterfaceName, "The object at \(path) has no interface \(interfaceName ?? "")")
             }
         } else {
             interface = exported.first { $0.description.method(member) != nil }

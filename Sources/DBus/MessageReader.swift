@@ -174,6 +174,14 @@ public struct MessageReader {
 }
 
 extension Message {
+    /// Whether the message names an interface.
+    public var hasInterface: Bool { dbus_message_get_interface(raw) != nil }
+
+    /// Whether the message's interface is `interface`, compared in place.
+    public func hasInterface(_ interface: String) -> Bool {
+        interface.withCString { dbus_message_has_interface(raw, $0) != 0 }
+    }
+
     /// Whether the body's signature is `signature`, compared in place.
     public func hasSignature(_ signature: String) -> Bool {
         signature.withCString { dbus_message_has_signature(raw, $0) != 0 }
