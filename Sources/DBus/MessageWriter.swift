@@ -189,13 +189,32 @@ public struct MessageWriter {
         offset = end
     }
 
-    /// Appends an `a{sv}`, its entries in increasing key order (the same
-    /// bytes every time), each value in a variant.
-    public mutating func appendVardict(_ entries: [String: DBusValue]) throws {
-        try appendDictionary(entries, entry: "{sv}") { writer, key, value in
-            try writer.append(key)
-            try writer.appendVariant(value)
+    /// Appends an `a{sv}`: a `[String: DBusValue]` (its entries in increasing
+    /// key order, the same bytes every time, each value in a variant), or a
+    /// value that writes its own entries.
+    public mutating func appendVardict(_ entries: some VardictWritable) throws {
+        try appendArray(of: "{sv}") { try entries.writeEntries(to: &$0) }
+    }
+
+    /// Appends one entry of the `a{sv}` this writer writes: `key`, and a
+    /// variant of the type `signature`, whose one value `content` writes.
+    public mutating func appendEntry(_ key: String, _ signature: String, _ content: (inout MessageWriter) throws -> Void) throws {
+        try appendDictEntry { entry in
+            try entry.append(key)
+            try entry.appendVariant(signature, content)
         }
+    }
+
+    /// Appends a variant of the type `signature`, whose one value `content`
+    /// writes (checked against the type, as an array's elements are).
+    public mutating func appendVariant(_ signature: String, _ content: (inout MessageWriter) throws -> Void) throws {
+        guard Signature.isSingleCompleteType(signature) else { throw DBusEncodingError("'\(signature)' is not one complete type") }
+        try take(UInt8(ascii: "v"))
+        try added(signature: 1)
+        // The content's own signature starts afresh; only its depth in the message adds up.
+        let types = Expected(signature, 0, signature.utf8.count, repeating: false)
+        let start = offset + 1 + signature.utf8.count + 1
+        _ = try container(TypeCode.variant, signature, at: start, nesting: Nesting(depth: nesting.depth + 1), expected: types, content)
     }
 
     // MARK: Containers
@@ -337,7 +356,7 @@ public struct MessageWriter {
     /// Runs `body` on each entry in increasing key order, sorting the
     /// entries' positions on the stack: a dictionary written to a message is
     /// small, and sorting a copy of it would cost two allocations each time.
-    private static func forEachSorted<Key: Comparable, Value>(_ dictionary: [Key: Value], _ body: (Key, Value) throws -> Void) throws {
+    static func forEachSorted<Key: Comparable, Value>(_ dictionary: [Key: Value], _ body: (Key, Value) throws -> Void) throws {
         guard dictionary.count > 1 else {
             for (key, value) in dictionary { try body(key, value) }
             return
@@ -385,6 +404,27 @@ extension Message {
         guard writer.offset <= MessageLimits.maxBodyBytes else {
             throw DBusError.limitsExceeded(
                 "the message body would be \(writer.offset) bytes; D-Bus allows at most \(MessageLimits.maxMessageBytes) bytes in one message")
+        }
+    }
+}
+
+/// An `a{sv}` that writes its entries straight into a message (with
+/// ``MessageWriter/appendEntry(_:_:_:)``, in increasing key order, as a
+/// dictionary is written): for one that is only sent, what building it as a
+/// `[String: DBusValue]` first — a dictionary, a tree for each one nested in
+/// it, a box for each variant — would cost for nothing. Generated proxies
+/// take one wherever they take an `a{sv}` (docs/interfaces.md).
+public protocol VardictWritable {
+    func writeEntries(to writer: inout MessageWriter) throws
+}
+
+extension Dictionary: VardictWritable where Key == String, Value == DBusValue {
+    public func writeEntries(to writer: inout MessageWriter) throws {
+        try MessageWriter.forEachSorted(self) { key, value in
+            try writer.appendDictEntry { entry in
+                try entry.append(key)
+                try entry.appendVariant(value)
+            }
         }
     }
 }

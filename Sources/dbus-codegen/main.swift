@@ -310,6 +310,12 @@ indirect enum WireType {
             """
     }
 
+    /// `a{sv}`.
+    var isVardict: Bool {
+        if case .dictionary(.basic("s"), .variant) = self { return true }
+        return false
+    }
+
     var isComparable: Bool {
         if case .basic(let c) = self { return c != "b" }
         return false
@@ -366,14 +372,19 @@ func readResult(_ outs: [Parameter], _ values: String) -> String {
 }
 
 /// The closure that writes `params` (arguments named by their labels, or
-/// fields of `owner`) into a message.
-func writeArguments(_ params: [Parameter], of owner: String = "") -> String {
+/// fields of `owner`) into a message; with `vardicts`, each `a{sv}` is a
+/// `VardictWritable`.
+func writeArguments(_ params: [Parameter], of owner: String = "", vardicts: Bool = false) -> String {
     guard !params.isEmpty else { return "{ _ in }" }
-    return "{ writer in " + params.map { "try \($0.type.writer)(&writer, \(owner)\(identifier($0.label)))" }.joined(separator: "; ") + " }"
+    return "{ writer in "
+        + params.map {
+            vardicts && $0.type.isVardict
+                ? "try writer.appendVardict(\(owner)\(identifier($0.label)))" : "try \($0.type.writer)(&writer, \(owner)\(identifier($0.label)))"
+        }.joined(separator: "; ") + " }"
 }
 
-func declarations(_ params: [Parameter]) -> String {
-    params.map { "\(identifier($0.label)): \($0.type.swift)" }.joined(separator: ", ")
+func declarations(_ params: [Parameter], vardicts: String? = nil) -> String {
+    params.map { "\(identifier($0.label)): \($0.type.isVardict ? vardicts ?? $0.type.swift : $0.type.swift)" }.joined(separator: ", ")
 }
 
 /// The stored properties of a struct and its memberwise initializer.
@@ -597,6 +608,17 @@ func swiftName(_ interface: InterfaceDescription) -> String {
         let result = resultType(outs)
         let what = "the reply of \(name).\(method.name):"
         let reading = outs.isEmpty ? "" : "var values = MessageReader(reply)\n            "
+        // Where the call takes an a{sv}, a flavour that takes any VardictWritable:
+        // an a{sv} only sent need not be built as a dictionary first.
+        var vardictMessage = ""
+        if ins.contains(where: \.type.isVardict) {
+            vardictMessage = "/// The call of \(method.name), its `a{sv}` written by what is given for it.\n"
+            vardictMessage += "        public func \(member)Message(\(declarations(ins, vardicts: "some VardictWritable"))) throws -> Message {\n"
+            vardictMessage += "            try Message.methodCall(\n"
+            vardictMessage += "                destination: destination, path: path, interface: \(type).name, member: Method.\(identifier(member)).rawValue,\n"
+            vardictMessage += "                writing: \(writeArguments(ins, vardicts: true)))\n"
+            vardictMessage += "        }\n\n        "
+        }
         out += """
 
                     /// The call of \(method.name), to send as it is.
@@ -606,7 +628,7 @@ func swiftName(_ interface: InterfaceDescription) -> String {
                             writing: \(writeArguments(ins)))
                     }
 
-                    /// The typed answer in a reply to \(method.name).
+                    \(vardictMessage)/// The typed answer in a reply to \(method.name).
                     public static func \(member)Result(_ reply: Message) throws -> \(result) {
                         guard reply.hasSignature(\(quoted(method.outSignature))) else {
                             throw typeMismatch(\(quoted(what)), expected: \(quoted(method.outSignature)), got: .structure(reply.arguments()))
