@@ -19,7 +19,12 @@ struct Dispatcher: Sendable {
     let host: HostService
 
     func inOrder(_ call: MethodCall, _ body: @escaping @Sendable (isolated HostService) -> Void) {
-        host.assumeIsolated { host in host.senders.inOrder(call.sender) { body(host) } }
+        host.onExecutor((call.sender, body)) { host, context in
+            let (sender, body) = context
+            // Nothing of the sender waits: the body runs now, with no closure made to queue it.
+            if host.senders.isIdle(sender) { return body(host) }
+            host.senders.inOrder(sender) { body(host) }
+        }
     }
 
     func answer<T>(_ call: MethodCall, _ reply: TypedReply<T>, _ body: @escaping @Sendable (isolated HostService) throws -> T) {
@@ -27,7 +32,7 @@ struct Dispatcher: Sendable {
     }
 
     func inTurn(_ call: MethodCall, _ body: @escaping @Sendable (isolated HostService) -> Void) {
-        host.assumeIsolated { host in host.senders.inTurn(call.sender) { body(host) } }
+        host.onExecutor((call.sender, body)) { host, context in host.senders.inTurn(context.0) { context.1(host) } }
     }
 
     /// Answers a call of an app-owned method: `body` runs with the caller's
