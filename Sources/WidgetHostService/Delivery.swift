@@ -19,14 +19,9 @@ struct Delivery: Sendable {
 
     /// The call to make, or nil when there is nothing to deliver.
     func message(on connection: Connection) throws -> Message? {
-        var platformData: [String: DBusValue] = ["org.widgethost.source": .vardict(source)]
-        if deadline > 0 { platformData["org.widgethost.deadline"] = .int64(deadline) }
         // docs/delivery.md: the token travels with every delivery of a tap that gave one;
         // for a control's action the app is told not to raise itself (App1 docs).
-        if let token = activationToken, !token.isEmpty {
-            platformData["activation-token"] = .string(token)
-            platformData["desktop-startup-id"] = .string(token)
-        }
+        var platformData = Context(source: source, deadline: deadline, activationToken: activationToken.flatMap { $0.isEmpty ? nil : $0 })
         // Only the proxy the delivery uses is made.
         var application: FreedesktopApplication.Proxy { .init(connection, destination: destination, path: options.objectPath) }
         var app1: App1.Proxy { .init(connection, destination: destination, path: options.objectPath) }
@@ -41,7 +36,7 @@ struct Delivery: Sendable {
                 return try application.activateActionMessage(
                     actionName: action, parameter: [.structure([.string(type), userInfo])], platformData: platformData)
             }
-            platformData["org.widgethost.user-activity"] = .vardict(["activity_type": .string(type), "user_info": userInfo])
+            platformData.userActivity = .vardict(["activity_type": .string(type), "user_info": userInfo])
             return try application.activateMessage(platformData: platformData)
         case (.freedesktop, .performAction(let action, let parameter)):
             // av: each element is a variant's content.
@@ -54,6 +49,33 @@ struct Delivery: Sendable {
         case (.widgethost, .performAction(let action, let parameter)):
             let value = parameter.flatMap(Self.value) ?? .array(element: "v", [])
             return try app1.performActionMessage(action: action, parameter: value, context: platformData)
+        }
+    }
+
+    /// `platform_data` or `context` (a{sv}), written straight into the call:
+    /// built as a dictionary, with the source as a tree inside it, it cost a
+    /// dozen allocations a tap.
+    struct Context: VardictWritable {
+        var source: [String: DBusValue]
+        var deadline: Int64
+        var activationToken: String?
+        /// `org.widgethost.user-activity`, for a user activity delivered by `Activate`.
+        var userActivity: DBusValue?
+
+        /// In increasing key order, as a dictionary is written.
+        func writeEntries(to writer: inout MessageWriter) throws {
+            if let token = activationToken {
+                try writer.appendEntry("activation-token", "s") { try $0.append(token) }
+                try writer.appendEntry("desktop-startup-id", "s") { try $0.append(token) }
+            }
+            if deadline > 0 { try writer.appendEntry("org.widgethost.deadline", "x") { try $0.append(deadline) } }
+            try writer.appendEntry("org.widgethost.source", "a{sv}") { try $0.appendVardict(source) }
+            if let userActivity {
+                try writer.appendDictEntry { entry in
+                    try entry.append("org.widgethost.user-activity")
+                    try entry.appendVariant(userActivity)
+                }
+            }
         }
     }
 
@@ -99,7 +121,9 @@ struct Delivery: Sendable {
 
     /// The `a{sv}` details of a resolution.
     static func details(appID: String, _ resolution: TapResolution) -> [String: DBusValue] {
-        var details: [String: DBusValue] = resolution.details.mapValues(\.dbusValue)
+        // Room for the keys added below, and for `error` later: one allocation, not one per growth.
+        var details = [String: DBusValue](minimumCapacity: resolution.details.count + 6)
+        for (key, value) in resolution.details { details[key] = value.dbusValue }
         details["app_id"] = .string(appID)
         details["diagnostics"] = .strings(resolution.diagnostics.map(\.rawValue))
         switch resolution.outcome {
@@ -150,13 +174,14 @@ extension HostService {
     /// Answers a resolved tap: at once for Resolve, else after delivering it
     /// to the app (docs/delivery.md), then emits `Tapped` for `target`.
     func deliverTap(
-        _ target: String, _ resolution: TapResolution, app: KnownApp, token: String?, source: [String: DBusValue], reply: TapReply,
-        deliver: Bool
+        _ target: String, _ resolution: TapResolution, app: KnownApp, token: String?, source: consuming [String: DBusValue],
+        reply: TapReply, deliver: Bool
     ) {
         let details = Delivery.details(appID: app.id, resolution)
         guard deliver else { return reply.succeed((resolution.outcome.name.rawValue, details)) }
-        var source = source
+        // The caller's dictionary, taken over: adding `via` copies nothing.
         if case .openURL(_, let via) = resolution.outcome { source["via"] = .string(via.rawValue) }
+        let source = source
         let delivery = Delivery(
             appID: app.id, options: app.options, destination: app.deliveryDestination, outcome: resolution.outcome,
             activationToken: token, source: source)
@@ -167,13 +192,14 @@ extension HostService {
             // The reply and the signal are each written straight from the details.
             let outcome = resolution.outcome.name.rawValue
             if let error { reply.fail(error) } else { reply.succeed((outcome, details)) }
-            self?.assumeIsolated { service in
-                let tapped = Host1Widgets.Tapped(target: target, outcome: outcome, details: details)
+            let tapped = Host1Widgets.Tapped(target: target, outcome: outcome, details: details)
+            // docs/widgets.md#resolution-rules, rule control: after a control's action the widget's timeline is reloaded.
+            var reload: String?
+            if case .performAction = resolution.outcome, case .string(let widgetID)? = source["widget_id"] { reload = widgetID }
+            self?.onExecutor((tapped, reload)) { service, context in
+                let (tapped, reload) = context
                 service.emitting(Host1Widgets.Signal.tapped.rawValue) { try tapped.emit(on: $0, path: Host1Widgets.objectPath) }
-                // docs/widgets.md#resolution-rules, rule control: after a control's action the widget's timeline is reloaded.
-                if case .performAction = resolution.outcome, case .string(let widgetID)? = source["widget_id"] {
-                    service.requestReload(widgetID, .action)
-                }
+                if let reload { service.requestReload(reload, .action) }
             }
         }
     }
@@ -198,7 +224,8 @@ extension HostService {
         // The answer arrives on the connection's thread, which is this actor's executor.
         let destination = delivery.destination
         delivery.perform(on: connection, timeout: configuration.deliveryTimeout) { [weak self] error, timedOut in
-            self?.assumeIsolated { service in
+            self?.onExecutor((appID, destination, timedOut)) { service, context in
+                let (appID, destination, timedOut) = context
                 if service.deliveries.ended(appID, timedOut: timedOut) { service.probe(appID, at: destination) }
             }
             completion(error)
