@@ -36,6 +36,29 @@ struct TypedCodingTests {
         #expect(throws: DBusError.self) { try other.readVardict() }
     }
 
+    @Test("an a{sv} that writes its own entries is the same bytes as the dictionary, and a variant is checked against the type it declares")
+    func writtenEntries() throws {
+        struct Context: VardictWritable {
+            func writeEntries(to writer: inout MessageWriter) throws {
+                try writer.appendEntry("deadline", "x") { try $0.append(Int64(12)) }
+                try writer.appendEntry("source", "a{sv}") { try $0.appendVardict(["kind": .string("K"), "id": .string("w1")]) }
+            }
+        }
+        let entries: [String: DBusValue] = ["deadline": .int64(12), "source": .vardict(["kind": .string("K"), "id": .string("w1")])]
+        let written = try Message.signal(path: "/", interface: "org.example.I", member: "S") { try $0.appendVardict(Context()) }
+        let tree = try Message.signal(path: "/", interface: "org.example.I", member: "S", arguments: [.vardict(entries)])
+        #expect(written.marshalled == tree.marshalled)
+        func refused(_ why: String, _ body: (inout MessageWriter) throws -> Void) {
+            #expect(throws: DBusEncodingError.self, "\(why)") {
+                _ = try Message.signal(path: "/", interface: "org.example.I", member: "S") { try $0.appendArray(of: "{sv}", body) }
+            }
+        }
+        refused("an int32 in a variant of type s") { try $0.appendEntry("k", "s") { try $0.append(Int32(1)) } }
+        refused("a variant of type s left empty") { try $0.appendEntry("k", "s") { _ in } }
+        refused("two values in a variant") { try $0.appendEntry("k", "s") { try $0.append("a"); try $0.append("b") } }
+        refused("a variant type that is two types") { try $0.appendEntry("k", "ss") { try $0.append("a"); try $0.append("b") } }
+    }
+
     @Test("reading a type other than the one in the message throws InvalidArgs, and so does reading past the end")
     func wrongType() throws {
         var reader = MessageReader(try Message.signal(path: "/", interface: "org.example.I", member: "S", arguments: [.int32(3)]))
