@@ -445,8 +445,11 @@ enum Marshal {
 
     /// Whether a string holds a NUL byte (memchr over its UTF-8 when contiguous).
     static func containsNUL(_ s: String) -> Bool {
-        var s = s
-        return s.withUTF8 { bytes in bytes.count > 0 && memchr(bytes.baseAddress!, 0, bytes.count) != nil }
+        // In place, where the string is one piece (always, for a native one): no copy of it to make one.
+        if let found = s.utf8.withContiguousStorageIfAvailable({ $0.count > 0 && memchr($0.baseAddress!, 0, $0.count) != nil }) {
+            return found
+        }
+        return s.utf8.contains(0)
     }
 
     /// Appends one checked value. False only when libdbus runs out of memory.

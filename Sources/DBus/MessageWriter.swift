@@ -16,8 +16,10 @@ import CDBus
 /// sent: the factories that take a writer (such as
 /// ``Message/methodCall(destination:path:interface:member:writing:)``) do so.
 public struct MessageWriter {
-    /// The message the iterator writes into: held, so it outlives the writing.
-    private let message: Message
+    // Holds no reference: the message outlives the writing (``Message/write(_:)``
+    // makes the writer and the body uses it only while it runs), and the
+    // types below point into strings that outlive their container's writing.
+    // Writers are made and passed for every container, so each is a plain value.
     private var iter = DBusMessageIter()
     /// Where the next value starts in the body: the wire format pads each
     /// value to its alignment, and D-Bus's limits are on these offsets.
@@ -36,22 +38,29 @@ public struct MessageWriter {
     /// a structure's fields or a dictionary entry's key and value, again for
     /// each element of an array.
     private struct Expected {
-        let signature: String
-        let start: Int
-        let end: Int
+        /// The types, no more: the bytes of a signature the writing of the container outlives.
+        let types: UnsafeBufferPointer<UInt8>
         let repeating: Bool
-        var position: Int
+        var position = 0
 
-        init(_ signature: String, _ start: Int, _ end: Int, repeating: Bool) {
-            self.signature = signature
-            self.start = start
-            self.end = end
+        init(_ types: UnsafeBufferPointer<UInt8>, repeating: Bool) {
+            self.types = types
             self.repeating = repeating
-            position = start
         }
 
+        /// The types of `range` in these, for a container of one of them.
+        func inner(_ range: Range<Int>) -> Expected { Expected(UnsafeBufferPointer(rebasing: types[range]), repeating: false) }
+
         /// Everything to write has been written (an element is written whole).
-        var isComplete: Bool { position == (repeating ? start : end) }
+        var isComplete: Bool { position == (repeating ? 0 : types.count) }
+    }
+
+    /// Runs `body` with `text`'s UTF-8 bytes in one piece (a short string's copied to the stack).
+    private static func withBytes<R>(_ text: String, _ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
+        if let result = try text.utf8.withContiguousStorageIfAvailable(body) { return result }
+        var contiguous = text
+        contiguous.makeContiguousUTF8()
+        return try contiguous.utf8.withContiguousStorageIfAvailable(body)!
     }
 
     /// How deep a value is nested: in containers and variants alike, as the
@@ -70,7 +79,6 @@ public struct MessageWriter {
 
     /// Writes `message`'s body, which must still be empty.
     init(body message: Message) {
-        self.message = message
         offset = 0
         nesting = Nesting()
         isBody = true
@@ -78,46 +86,43 @@ public struct MessageWriter {
     }
 
     /// Writes inside a container that starts at `offset`; the iterator is opened by the caller.
-    private init(inside message: Message, at offset: Int, nesting: Nesting, expected: Expected?) {
-        self.message = message
+    private init(at offset: Int, nesting: Nesting, expected: Expected?) {
         self.offset = offset
         self.nesting = nesting
         self.expected = expected
         isBody = false
     }
 
-    /// Checks that a value whose type `match` consumes from a signature may
-    /// come next, and moves past its type; returns where in the signature it
-    /// starts and ends (nil where the type is free).
+    /// Checks that a value whose type `match` consumes from the types may
+    /// come next, and moves past its type; returns where in the types it
+    /// lies (nil where the type is free).
     @discardableResult
     private mutating func take(
         _ type: @autoclosure () -> String, _ match: (UnsafeBufferPointer<UInt8>, inout Int) -> Bool
-    ) throws -> (signature: String, start: Int, end: Int)? {
+    ) throws -> Range<Int>? {
         guard var expected else { return nil }
-        var signature = expected.signature
         let start = expected.position
-        let end = signature.withUTF8 { bytes -> Int? in
-            var index = start
-            let declared = UnsafeBufferPointer(rebasing: bytes[..<expected.end])
-            guard index < declared.count, match(declared, &index) else { return nil }
-            return index
+        var end = start
+        guard start < expected.types.count, match(expected.types, &end), !expected.repeating || end == expected.types.count else {
+            throw DBusEncodingError(
+                "a value of type '\(type())' cannot go where the container holds '\(String(decoding: expected.types, as: UTF8.self))'")
         }
-        guard let end, !expected.repeating || end == expected.end else {
-            let declared = String(decoding: expected.signature.utf8.dropFirst(expected.start).prefix(expected.end - expected.start), as: UTF8.self)
-            throw DBusEncodingError("a value of type '\(type())' cannot go where the container holds '\(declared)'")
-        }
-        expected.position = expected.repeating ? expected.start : end
+        expected.position = expected.repeating ? 0 : end
         self.expected = expected
-        return (expected.signature, start, end)
+        return start..<end
     }
 
     /// Takes a value of the basic or variant type `code`.
     private mutating func take(_ code: UInt8) throws {
-        try take(String(UnicodeScalar(code))) { bytes, index in
-            guard bytes[index] == code else { return false }
-            index += 1
-            return true
+        guard var expected else { return }
+        guard expected.position < expected.types.count, expected.types[expected.position] == code,
+            !expected.repeating || expected.types.count == 1
+        else {
+            throw DBusEncodingError(
+                "a value of type '\(UnicodeScalar(code))' cannot go where the container holds '\(String(decoding: expected.types, as: UTF8.self))'")
         }
+        expected.position = expected.repeating ? 0 : expected.position + 1
+        self.expected = expected
     }
 
     // MARK: Basic values
@@ -212,9 +217,12 @@ public struct MessageWriter {
         try take(UInt8(ascii: "v"))
         try added(signature: 1)
         // The content's own signature starts afresh; only its depth in the message adds up.
-        let types = Expected(signature, 0, signature.utf8.count, repeating: false)
         let start = offset + 1 + signature.utf8.count + 1
-        _ = try container(TypeCode.variant, signature, at: start, nesting: Nesting(depth: nesting.depth + 1), expected: types, content)
+        try Self.withBytes(signature) { types in
+            _ = try container(
+                TypeCode.variant, signature, at: start, nesting: Nesting(depth: nesting.depth + 1), expected: Expected(types, repeating: false),
+                content)
+        }
     }
 
     // MARK: Containers
@@ -248,15 +256,13 @@ public struct MessageWriter {
     public mutating func appendDictEntry(_ body: (inout MessageWriter) throws -> Void) throws {
         guard expected != nil else { throw DBusEncodingError("a dictionary entry can only be written into a dictionary (an array of '{..}')") }
         let entry = try take("{..}", Self.matchContainer(UInt8(ascii: "{")))!
-        let types = Expected(entry.signature, entry.start + 1, entry.end - 1, repeating: false)
+        let types = expected!.inner((entry.lowerBound + 1)..<(entry.upperBound - 1))
         _ = try container(TypeCode.dictEntry, nil, at: Self.align(offset, 8), nesting: nesting.inner(structs: 1), expected: types, body)
     }
 
     /// Appends a structure; `body` writes its fields, at least one.
     public mutating func appendStruct(_ body: (inout MessageWriter) throws -> Void) throws {
-        let types = try take("(..)", Self.matchContainer(UInt8(ascii: "("))).map {
-            Expected($0.signature, $0.start + 1, $0.end - 1, repeating: false)
-        }
+        let types = try take("(..)", Self.matchContainer(UInt8(ascii: "("))).map { expected!.inner(($0.lowerBound + 1)..<($0.upperBound - 1)) }
         if types == nil, nesting.structs >= 32 { throw DBusEncodingError("structures are nested more than 32 deep") }
         let fields = try container(TypeCode.structure, nil, at: Self.align(offset, 8), nesting: nesting.inner(structs: 1), expected: types, body)
         guard fields > 0 || types != nil else { throw DBusEncodingError("a D-Bus struct needs at least one field") }
@@ -309,9 +315,10 @@ public struct MessageWriter {
         let fixed = element.utf8.count == 1 && "ybnqiuxtdh".utf8.contains(element.utf8.first!)
         let start = Self.align(Self.align(offset, 4) + 4, Marshal.alignment(of: element))
         try added(signature: 1 + element.utf8.count)
-        let elements = Expected(element, 0, element.utf8.count, repeating: true)
         let inner = nesting.inner(depth: fixed ? 0 : 1, arrays: 1)
-        _ = try container(TypeCode.array, element, at: start, nesting: inner, expected: elements, body)
+        try Self.withBytes(element) { types in
+            _ = try container(TypeCode.array, element, at: start, nesting: inner, expected: Expected(types, repeating: true), body)
+        }
         _ = try Marshal.arrayEnd(start, offset)
     }
 
@@ -322,7 +329,7 @@ public struct MessageWriter {
         _ body: (inout MessageWriter) throws -> Void
     ) throws -> Int {
         guard nesting.depth <= 64 else { throw DBusEncodingError("a value is nested more than 64 containers deep") }
-        var inner = MessageWriter(inside: message, at: start, nesting: nesting, expected: expected)
+        var inner = MessageWriter(at: start, nesting: nesting, expected: expected)
         let opened =
             if let signature {
                 signature.withCString { dbus_message_iter_open_container(&iter, type, $0, &inner.iter) != 0 }
