@@ -285,7 +285,9 @@ final class ObjectServer: Sendable {
         /// many objects side by side (`/…/widgets/w1` … `/…/widgets/w100000`)
         /// keeps each one's short last element, held inline in its `String`,
         /// rather than a whole path on the heap for each.
-        var objects: [String: [String: [ExportedInterface]]] = [:]
+        var objects: [String: [String: [ExportedInterface]]] = [:] {
+            didSet { lastFound = nil }
+        }
         var managers: Set<String> = []
         /// What reading one call's arguments may build.
         var limits = DecodingLimits.none
@@ -307,15 +309,27 @@ final class ObjectServer: Sendable {
         /// `/org/example/items` (of `/org/example/items/i1` …) is then not made a String again for each.
         private var lastParent = ""
 
+        /// The path looked up last and what was found there, until the
+        /// objects change: calls in a row to one object find it by comparing
+        /// the path, without hashing it.
+        private var lastFound: (path: String, interfaces: [ExportedInterface]?)?
+
         /// The interfaces at `path`, as the subscript reads them.
         mutating func interfaces(at path: String) -> [ExportedInterface]? {
-            guard path != "/", let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) else { return objects[""]?[""] }
-            if slash == path.startIndex {
-                lastParent = "/"
-            } else if !lastParent.utf8.elementsEqual(path.utf8[..<slash]) {
-                lastParent = String(path[..<slash])
+            if let lastFound, lastFound.path == path { return lastFound.interfaces }
+            let found: [ExportedInterface]?
+            if path != "/", let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) {
+                if slash == path.startIndex {
+                    lastParent = "/"
+                } else if !lastParent.utf8.elementsEqual(path.utf8[..<slash]) {
+                    lastParent = String(path[..<slash])
+                }
+                found = objects[lastParent]?[String(path[path.index(after: slash)...])]
+            } else {
+                found = objects[""]?[""]
             }
-            return objects[lastParent]?[String(path[path.index(after: slash)...])]
+            lastFound = (path, found)
+            return found
         }
 
         /// Every object's path with its interfaces.
@@ -490,40 +504,43 @@ final class ObjectServer: Sendable {
             return handleProperties(message, member: member, exported: exported, path: path, connection: connection, fail: fail, answer: answer)
         }
 
-        let interface: ExportedInterface?
+        // The interface is found by its index and read in place: a copy of
+        // it (its description, its tables) cost a retain and a release of
+        // each of its references on every call.
+        let found: Int?
         if hasInterface {
-            interface = exported.first { message.hasInterface($0.description.name) }
-            guard interface != nil else {
+            found = exported.firstIndex { message.hasInterface($0.description.name) }
+            guard found != nil else {
                 return fail(DBusError.unknownInterfaceName, "The object at \(path) has no interface \(interfaceName ?? "")")
             }
         } else {
-            interface = exported.first { $0.description.method(member) != nil }
+            found = exported.firstIndex { $0.methods[member] != nil }
         }
-        guard let interface, let method = interface.description.method(member), let handler = interface.methods[member] else {
+        guard let found, let method = exported[found].description.method(member), let handler = exported[found].methods[member] else {
             return fail(
                 DBusError.unknownMethodName,
                 "\(interfaceName ?? "The object at \(path)") has no method \(member)")
         }
+        let name = exported[found].description.name
         if message.containsUnixFDs && !method.takesUnixFDs {
-            return refuseDescriptors("\(interface.description.name).\(member)")
+            return refuseDescriptors("\(name).\(member)")
         }
-        let signature = message.signature
-        guard signature == method.inSignature else {
+        guard message.hasSignature(method.inSignature) else {
             let expected = method.inSignature.isEmpty ? "takes no arguments" : "takes arguments of type '\(method.inSignature)'"
             return fail(
                 DBusError.invalidArgsName,
-                "\(interface.description.name).\(member) \(expected), but the call carried '\(signature)'")
+                "\(name).\(member) \(expected), but the call carried '\(message.signature)'")
         }
         let limits = state.withLock { $0.limits }
         func overLimits(_ error: any Error) -> DBusError {
-            DBusError(name: limits.errorName, message: "\(interface.description.name).\(member): \(error); send less in one call")
+            DBusError(name: limits.errorName, message: "\(name).\(member): \(error); send less in one call")
         }
         let reply = Reply(
-            connection: connection, call: message, outSignature: method.outSignature, interface: interface.description.name,
+            connection: connection, call: message, outSignature: method.outSignature, interface: name,
             member: member)
         if case .reading(let body) = handler {
             let call = MethodCall(
-                message: message, sender: message.sender ?? "", path: path, interface: interface.description.name, member: member,
+                message: message, sender: message.sender ?? "", path: path, interface: name, member: member,
                 arguments: nil)
             var reader = MessageReader(message, limits: limits)
             do {
@@ -543,7 +560,7 @@ final class ObjectServer: Sendable {
             return fail(error.name, error.message)
         }
         let call = MethodCall(
-            message: message, sender: message.sender ?? "", path: path, interface: interface.description.name,
+            message: message, sender: message.sender ?? "", path: path, interface: name,
             member: member, arguments: arguments)
         switch handler {
         case .reading:
