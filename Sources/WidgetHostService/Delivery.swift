@@ -11,8 +11,8 @@ struct Delivery: Sendable {
     var destination: String
     var outcome: TapOutcome
     var activationToken: String?
-    /// `org.widgethost.source`: kind, family, widget_id or activity_id, presentation, element_id, surface, via.
-    var source: [String: DBusValue]
+    /// `org.widgethost.source`.
+    var source: TapSource
     /// `org.widgethost.deadline`: Unix milliseconds after which the host no
     /// longer waits for the answer, so the app should drop the delivery.
     var deadline: Int64 = 0
@@ -52,11 +52,53 @@ struct Delivery: Sendable {
         }
     }
 
+    /// `org.widgethost.source` (docs/delivery.md): what was tapped, written
+    /// straight into the delivery, its keys in increasing order as a
+    /// dictionary's are (a dictionary built for it cost an allocation, a hash
+    /// of each key and a sort, on every tap).
+    struct TapSource: VardictWritable, Sendable {
+        enum Tapped: Sendable {
+            case widget(id: String, kind: String, family: String)
+            case activity(id: String, attributesType: String, presentation: String)
+            /// `Apps.OpenURL`: no tap, only `via`.
+            case nothing
+        }
+        var tapped: Tapped
+        var elementID: String?
+        var surface: Surface?
+        var via: TapVia?
+
+        func writeEntries(to writer: inout MessageWriter) throws {
+            func entry(_ key: String, _ value: String?) throws {
+                guard let value else { return }
+                try writer.appendEntry(key, "s") { try $0.append(value) }
+            }
+            switch tapped {
+            case .widget(let id, let kind, let family):
+                try entry("element_id", elementID)
+                try entry("family", family)
+                try entry("kind", kind)
+                try entry("surface", surface?.rawValue)
+                try entry("via", via?.rawValue)
+                try entry("widget_id", id)
+            case .activity(let id, let attributesType, let presentation):
+                try entry("activity_id", id)
+                try entry("attributes_type", attributesType)
+                try entry("element_id", elementID)
+                try entry("presentation", presentation)
+                try entry("surface", surface?.rawValue)
+                try entry("via", via?.rawValue)
+            case .nothing:
+                try entry("via", via?.rawValue)
+            }
+        }
+    }
+
     /// `platform_data` or `context` (a{sv}), written straight into the call:
     /// built as a dictionary, with the source as a tree inside it, it cost a
     /// dozen allocations a tap.
     struct Context: VardictWritable {
-        var source: [String: DBusValue]
+        var source: TapSource
         var deadline: Int64
         var activationToken: String?
         /// `org.widgethost.user-activity`, for a user activity delivered by `Activate`.
@@ -174,14 +216,13 @@ extension HostService {
     /// Answers a resolved tap: at once for Resolve, else after delivering it
     /// to the app (docs/delivery.md), then emits `Tapped` for `target`.
     func deliverTap(
-        _ target: String, _ resolution: TapResolution, app: KnownApp, token: String?, source: consuming [String: DBusValue],
-        reply: TapReply, deliver: Bool
+        _ target: String, _ resolution: TapResolution, app: KnownApp, token: String?, source: Delivery.TapSource, reply: TapReply,
+        deliver: Bool
     ) {
         let details = Delivery.details(appID: app.id, resolution)
         guard deliver else { return reply.succeed((resolution.outcome.name.rawValue, details)) }
-        // The caller's dictionary, taken over: adding `via` copies nothing.
-        if case .openURL(_, let via) = resolution.outcome { source["via"] = .string(via.rawValue) }
-        let source = source
+        var source = source
+        if case .openURL(_, let via) = resolution.outcome { source.via = via }
         let delivery = Delivery(
             appID: app.id, options: app.options, destination: app.deliveryDestination, outcome: resolution.outcome,
             activationToken: token, source: source)
@@ -195,7 +236,7 @@ extension HostService {
             let tapped = Host1Widgets.Tapped(target: target, outcome: outcome, details: details)
             // docs/widgets.md#resolution-rules, rule control: after a control's action the widget's timeline is reloaded.
             var reload: String?
-            if case .performAction = resolution.outcome, case .string(let widgetID)? = source["widget_id"] { reload = widgetID }
+            if case .performAction = resolution.outcome, case .widget(let widgetID, _, _) = source.tapped { reload = widgetID }
             self?.onExecutor((tapped, reload)) { service, context in
                 let (tapped, reload) = context
                 service.emitting(Host1Widgets.Signal.tapped.rawValue) { try tapped.emit(on: $0, path: Host1Widgets.objectPath) }
