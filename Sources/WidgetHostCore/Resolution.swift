@@ -85,16 +85,19 @@ public enum WidgetTapRules {
         let tap = TapTarget(
             surface: surface, capabilities: widget.family.capabilities(policy), chain: chain, root: root,
             app: widget.app)
+        // The closure takes the few fields it reads, not the whole context:
+        // capturing the context copied it, a retain and a release of each of
+        // its references, on every tap.
+        let (kind, family, widgetID, intent) = (widget.kind, widget.family, widget.widgetID, widget.intent)
+        let configuration = intent == nil ? [:] : widget.configuration
         return TapRules.resolve(tap) {
-            var userInfo: [String: OptionValue] = [
-                "kind": .string(widget.kind), "family": .string(widget.family.rawValue), "widget_id": .string(widget.widgetID),
-            ]
-            if let intent = widget.intent {
-                var configuration = widget.configuration
+            var userInfo: [String: OptionValue] = ["kind": .string(kind), "family": .string(family.rawValue), "widget_id": .string(widgetID)]
+            if let intent {
+                var configuration = configuration
                 configuration["intent"] = .string(intent)
                 userInfo["configuration"] = .dict(configuration)
             }
-            return UserActivity(activityType: widget.kind, userInfo: userInfo)
+            return UserActivity(activityType: kind, userInfo: userInfo)
         }
     }
 }
