@@ -393,13 +393,21 @@ final class ObjectServer: Sendable {
 
     /// The signal `member` of `interface`, which the object at `path` must serve.
     func declaredSignal(path: String, interface: String, member: String) throws -> InterfaceDescription.Signal {
-        let description =
-            StandardInterfaces.descriptions[interface]
-            ?? interfaces(at: path)?.first { $0.description.name == interface }?.description
-        guard let description else {
+        // Read in place: the interface copied out of the object's list, and
+        // the standard interfaces hashed for every signal, cost more than the
+        // rest of the check.
+        let declared: InterfaceDescription.Signal??
+        if interface.utf8.starts(with: "org.freedesktop.DBus.".utf8), let standard = StandardInterfaces.descriptions[interface] {
+            declared = .some(standard.signal(member))
+        } else {
+            declared = interfaces(at: path)?.withUnsafeBufferPointer { exported in
+                exported.firstIndex { $0.description.name == interface }.map { exported[$0].description.signal(member) }
+            }
+        }
+        guard let declared else {
             throw DBusEncodingError("no interface \(interface) is exported at \(path)")
         }
-        guard let signal = description.signal(member) else {
+        guard let signal = declared else {
             throw DBusEncodingError("\(interface) declares no signal \(member)")
         }
         return signal
@@ -516,12 +524,18 @@ final class ObjectServer: Sendable {
         } else {
             found = exported.firstIndex { $0.methods[member] != nil }
         }
-        guard let found, let method = exported[found].description.method(member), let handler = exported[found].methods[member] else {
+        // Through a buffer pointer: an array's subscript copied the whole interface out first.
+        let entry = found.flatMap { found in
+            exported.withUnsafeBufferPointer { interfaces in
+                interfaces[found].methods[member].map { (interfaces[found].description.method(member), $0, interfaces[found].description.name) }
+            }
+        }
+        guard let entry, let method = entry.0 else {
             return fail(
                 DBusError.unknownMethodName,
                 "\(interfaceName ?? "The object at \(path)") has no method \(member)")
         }
-        let name = exported[found].description.name
+        let (handler, name) = (entry.1, entry.2)
         if message.containsUnixFDs && !method.takesUnixFDs {
             return refuseDescriptors("\(name).\(member)")
         }

@@ -249,7 +249,7 @@ extension HostService {
     /// waiting for an answer, or left one unanswered (``DeliveryGate``): a
     /// flood of taps for one app that does not keep up is refused at once
     /// instead of piling up in the host.
-    func deliver(_ delivery: Delivery, completion: @escaping @Sendable (HostError?) -> Void) {
+    func deliver(_ delivery: consuming Delivery, completion: @escaping @Sendable (HostError?) -> Void) {
         // An outcome of `none` sends nothing, so no limit on sending applies to it.
         if case .none = delivery.outcome { return completion(nil) }
         let appID = delivery.appID
@@ -260,7 +260,7 @@ extension HostService {
             probe(appID, at: delivery.destination)
             return completion(error)
         }
-        var delivery = delivery
+        // The caller's delivery, taken over: setting its deadline copies nothing.
         delivery.deadline = UnixTime.milliseconds(now.addingTimeInterval(configuration.deliveryTimeout.timeInterval))
         // The answer arrives on the connection's thread, which is this actor's executor.
         let destination = delivery.destination
