@@ -31,14 +31,19 @@ WIDGETHOST_DEBS=(libdbus-1-dev pkg-config dbus systemd libglib2.0-bin python3 py
 #                             containment, the Breeze theme and icons
 #   qml-module-org-kde-kitemmodels  what plasmoidviewer's configuration dialog imports,
 #                             where the applet's gallery is
+#   kwin-wayland              KWin as a headless Wayland compositor (its virtual backend), where
+#                             the applet's taps carry xdg-activation tokens KWin mints; it brings
+#                             KWindowSystem's Wayland plugin (kwayland-integration), which asks for them
 #   cmake extra-cmake-modules qtdeclarative5-dev libkf5windowsystem-dev
 #                             what builds the applet's QML module (Qt 5's QML and D-Bus,
 #                             KWindowSystem's startup ids and activation tokens), with g++:
 #                             its install script in the tests, and packaging/build-plasma-deb
-#   sway waybar i3blocks yambar
-#                             status bars that load the snippets of docs/bars.md:
-#                             Waybar in a headless sway, i3blocks and yambar as they are
-WIDGETHOST_TEST_DEBS=(gnome-shell plasma-sdk plasma-desktop qml-module-org-kde-kitemmodels cmake extra-cmake-modules qtdeclarative5-dev libkf5windowsystem-dev sway waybar i3blocks yambar)
+#   sway waybar i3blocks yambar polybar grim
+#                             status bars that load the snippets of docs/bars.md, shown and
+#                             clicked: Waybar, i3blocks in swaybar and yambar in a headless
+#                             sway, whose screen grim takes a picture of; polybar on the
+#                             virtual display
+WIDGETHOST_TEST_DEBS=(gnome-shell plasma-sdk plasma-desktop qml-module-org-kde-kitemmodels kwin-wayland cmake extra-cmake-modules qtdeclarative5-dev libkf5windowsystem-dev sway waybar i3blocks yambar polybar grim)
 
 # Installs whichever of the packages are missing (with sudo when not root);
 # with --tests, the tests' packages too.

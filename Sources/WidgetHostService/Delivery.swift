@@ -200,11 +200,10 @@ extension Duration {
     }
 }
 
-/// Taps on their way to apps: options, the per-app limit, and `Tapped`.
-extension HostService {
+extension Delivery {
     /// Tap options (`TapOptions`, declared in Widget.Tap's XML), read as
     /// given: a tap converts nothing it does not use.
-    nonisolated static func tapOptions(_ options: [String: DBusValue]) throws(HostError) -> (Surface, String?) {
+    static func tapOptions(_ options: [String: DBusValue]) throws(HostError) -> (Surface, String?) {
         guard !options.isEmpty else { return (.desktop, nil) }
         let parsed = try TapOptions(options, as: OptionValue.init)
         guard let surface = Surface(rawValue: parsed.surface) else {
@@ -212,12 +211,30 @@ extension HostService {
         }
         return (surface, parsed.activationToken)
     }
+}
+
+/// Taps on their way to apps (docs/delivery.md): the per-app limit on those
+/// waiting for an answer (the model's `DeliveryGate`), the probe of an app
+/// that left one unanswered, and `Tapped`.
+final class Deliveries: Store {
+    private var gate: DeliveryGate
+    private let context: HostContext
+
+    init(_ context: HostContext) {
+        self.context = context
+        gate = DeliveryGate(maxPendingPerApp: context.configuration.maxPendingDeliveriesPerApp)
+    }
+
+    /// Deliveries are an app's, and one waiting on a connection that left
+    /// ends with the error the bus answers it with (docs/delivery.md).
+    func connectionLeft(_ connection: String) {}
 
     /// Answers a resolved tap: at once for Resolve, else after delivering it
-    /// to the app (docs/delivery.md), then emits `Tapped` for `target`.
+    /// to the app (docs/delivery.md), then emits `Tapped` for `target` and
+    /// runs `afterAction` (given for a control's action) on the connection's thread.
     func deliverTap(
         _ target: String, _ resolution: TapResolution, app: KnownApp, token: String?, source: Delivery.TapSource, reply: TapReply,
-        deliver: Bool
+        deliver: Bool, afterAction: (@Sendable () -> Void)? = nil
     ) {
         let details = Delivery.details(appID: app.id, resolution)
         guard deliver else { return reply.succeed((resolution.outcome.name.rawValue, details)) }
@@ -226,22 +243,16 @@ extension HostService {
         let delivery = Delivery(
             appID: app.id, options: app.options, destination: app.deliveryDestination, outcome: resolution.outcome,
             activationToken: token, source: source)
-        // The delivery's answer arrives on the connection's thread, which is this actor's executor.
-        self.deliver(delivery) { [weak self, details, source] error in
+        // The delivery's answer arrives on the connection's thread.
+        self.deliver(delivery) { [context] error in
             var details = details
             if let error { details["error"] = .string(error.message) }
             // The reply and the signal are each written straight from the details.
             let outcome = resolution.outcome.name.rawValue
             if let error { reply.fail(error) } else { reply.succeed((outcome, details)) }
             let tapped = Host1Widgets.Tapped(target: target, outcome: outcome, details: details)
-            // docs/widgets.md#resolution-rules, rule control: after a control's action the widget's timeline is reloaded.
-            var reload: String?
-            if case .performAction = resolution.outcome, case .widget(let widgetID, _, _) = source.tapped { reload = widgetID }
-            self?.onExecutor((tapped, reload)) { service, context in
-                let (tapped, reload) = context
-                service.emitting(Host1Widgets.Signal.tapped.rawValue) { try tapped.emit(on: $0, path: Host1Widgets.objectPath) }
-                if let reload { service.requestReload(reload, .action) }
-            }
+            context.emitting(Host1Widgets.Signal.tapped.rawValue) { try tapped.emit(on: $0, path: Host1Widgets.objectPath) }
+            afterAction?()
         }
     }
 
@@ -253,21 +264,22 @@ extension HostService {
         // An outcome of `none` sends nothing, so no limit on sending applies to it.
         if case .none = delivery.outcome { return completion(nil) }
         let appID = delivery.appID
-        switch deliveries.admit(appID) {
+        switch gate.admit(appID) {
         case .send: break
         case .refuse(let error): return completion(error)
         case .refuseAndProbe(let error):
             probe(appID, at: delivery.destination)
             return completion(error)
         }
+        let timeout = context.configuration.deliveryTimeout
         // The caller's delivery, taken over: setting its deadline copies nothing.
-        delivery.deadline = UnixTime.milliseconds(now.addingTimeInterval(configuration.deliveryTimeout.timeInterval))
-        // The answer arrives on the connection's thread, which is this actor's executor.
+        delivery.deadline = UnixTime.milliseconds(context.now.addingTimeInterval(timeout.timeInterval))
+        // The answer arrives on the connection's thread.
         let destination = delivery.destination
-        delivery.perform(on: connection, timeout: configuration.deliveryTimeout) { [weak self] error, timedOut in
-            self?.onExecutor((appID, destination, timedOut)) { service, context in
-                let (appID, destination, timedOut) = context
-                if service.deliveries.ended(appID, timedOut: timedOut) { service.probe(appID, at: destination) }
+        let deliveries = Confined(self, on: context.connection)
+        delivery.perform(on: context.connection, timeout: timeout) { error, timedOut in
+            deliveries.run { deliveries in
+                if deliveries.gate.ended(appID, timedOut: timedOut) { deliveries.probe(appID, at: destination) }
             }
             completion(error)
         }
@@ -278,24 +290,25 @@ extension HostService {
     /// itself and which does nothing if it arrives late). Until it does, no
     /// delivery is sent to it: what a stopped app would find waiting when it
     /// resumes are taps whose callers were told long ago that they failed.
-    func probe(_ appID: String, at destination: String) {
+    private func probe(_ appID: String, at destination: String) {
         do {
             let ping = try Message.methodCall(destination: destination, path: "/", interface: StandardInterfaces.peer, member: StandardInterfaces.ping)
-            connection.send(ping, timeout: configuration.deliveryTimeout) { [weak self] result in
-                self?.assumeIsolated { service in
+            let deliveries = Confined(self, on: context.connection)
+            context.connection.send(ping, timeout: context.configuration.deliveryTimeout) { result in
+                deliveries.run { deliveries in
                     switch result {
                     case .failure(let error as DBusError) where error.name == DBusError.noReplyName:
                         // Still silent: the next delivery asks again.
-                        service.deliveries.probeAnswered(appID, stillSilent: true)
+                        deliveries.gate.probeAnswered(appID, stillSilent: true)
                     default:
                         // It answered, or it is gone and the next delivery starts it anew.
-                        service.deliveries.probeAnswered(appID, stillSilent: false)
-                        service.logger.info("the app answers deliveries again", metadata: ["app": "\(appID)"])
+                        deliveries.gate.probeAnswered(appID, stillSilent: false)
+                        deliveries.context.logger.info("the app answers deliveries again", metadata: ["app": "\(appID)"])
                     }
                 }
             }
         } catch {
-            deliveries.probeAnswered(appID, stillSilent: false)
+            gate.probeAnswered(appID, stillSilent: false)
         }
     }
 }

@@ -2,19 +2,20 @@ import FoundationEssentials
 
 /// The host's timers: one per concern, never one per item.
 enum HostTimer: CaseIterable, Sendable {
-    /// The next Live Activity deadline (stale, end, removal); see `rearmActivityTimer()`.
+    /// The next Live Activity deadline (stale, end, removal); see `Activities.changed()`.
     case activities
-    /// The timeline engine's next deadline; see `rearmTimelineTimer()`.
+    /// The timeline engine's next deadline; see `Timelines.rearm()`.
     case timelines
-    /// Writing what the state directory refused, again (see StateService.swift).
+    /// Writing what the state directory refused, again (see Storage.swift).
     case storage
     /// Answering the callers of a write the disk has not taken within the
-    /// delivery timeout (see `answerSlowWrites()`).
+    /// delivery timeout (see `Storage.answerSlowWrites()`).
     case slowWrites
 }
 
-/// Each timer's wall-clock deadline, and the timer loop waiting for one to change.
-struct Deadlines {
+/// Each timer's wall-clock deadline, and the timer loop waiting for one to
+/// change. The stores that keep a timer arm it; the host's loop fires it.
+final class Deadlines {
     private var at: [HostTimer: Date] = [:]
     /// The timer loop waiting for a deadline to change; ``arm(_:at:)`` resumes it.
     private var waiter: CheckedContinuation<Void, Never>?
@@ -28,7 +29,7 @@ struct Deadlines {
     var next: Date? { at.values.min() }
 
     /// Arms `timer` for `deadline`, or disarms it with nil; a change wakes the loop.
-    mutating func arm(_ timer: HostTimer, at deadline: Date?) {
+    func arm(_ timer: HostTimer, at deadline: Date?) {
         guard at[timer] != deadline else { return }
         at[timer] = deadline
         changes += 1
@@ -36,7 +37,7 @@ struct Deadlines {
     }
 
     /// Whether `timer`'s deadline passed by `now`; it is then disarmed.
-    mutating func takeIfDue(_ timer: HostTimer, now: Date) -> Bool {
+    func takeIfDue(_ timer: HostTimer, now: Date) -> Bool {
         guard let deadline = at[timer], deadline <= now else { return false }
         at[timer] = nil
         return true
@@ -44,12 +45,12 @@ struct Deadlines {
 
     /// Parks the loop until a deadline changes after it saw `seen` changes:
     /// at once when one changed meanwhile or the loop is cancelled.
-    mutating func wait(_ continuation: CheckedContinuation<Void, Never>, since seen: Int, cancelled: Bool) {
+    func wait(_ continuation: CheckedContinuation<Void, Never>, since seen: Int, cancelled: Bool) {
         if cancelled || changes != seen { continuation.resume() } else { waiter = continuation }
     }
 
     /// Resumes the parked loop, if any.
-    mutating func wake() {
+    func wake() {
         waiter?.resume()
         waiter = nil
     }
@@ -57,16 +58,11 @@ struct Deadlines {
 
 /// The timer loop: one task of `run()` fires each timer when its deadline passes.
 extension HostService {
-    /// Arms `timer` for a wall-clock `deadline`, or disarms it with `nil`.
-    func arm(_ timer: HostTimer, at deadline: Date?) {
-        timers.arm(timer, at: deadline)
-    }
-
     /// Fires each timer whose deadline passed, then sleeps until the next
     /// deadline or until one changes.
     func serveTimers() async {
         while !Task.isCancelled {
-            let now = self.now
+            let now = context.now
             // Each checked just before it fires: what one fires may arm the next.
             for timer in HostTimer.allCases where timers.takeIfDue(timer, now: now) { fire(timer) }
             let next = timers.next
@@ -87,10 +83,10 @@ extension HostService {
 
     private func fire(_ timer: HostTimer) {
         switch timer {
-        case .activities: activityDeadlinePassed()
-        case .timelines: timelineDeadlinePassed()
-        case .storage: retryStorage()
-        case .slowWrites: answerSlowWrites()
+        case .activities: stores.activities.deadlinePassed()
+        case .timelines: stores.timelines.deadlinePassed()
+        case .storage: stores.storage.retry()
+        case .slowWrites: stores.storage.answerSlowWrites()
         }
     }
 

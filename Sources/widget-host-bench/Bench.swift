@@ -20,7 +20,9 @@ struct Bench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "widget-host-bench",
         abstract: "Measures WidgetHost against a direct libdbus floor on a private bus.",
-        subcommands: [BindingBench.self, TapsBench.self, UpdatesBench.self, ScaleBench.self, ShellBench.self, RelayCommand.self])
+        subcommands: [
+            BindingBench.self, TapsBench.self, UpdatesBench.self, ScaleBench.self, ShellBench.self, PlasmaBench.self, RelayCommand.self,
+        ])
 }
 
 struct Stats {

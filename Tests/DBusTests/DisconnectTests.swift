@@ -70,7 +70,7 @@ struct DisconnectTests {
                 }
             }
             try await withTimeout(5, "waitUntilDisconnected") { await waiter.value }
-            #expect(ContinuousClock.now - start < .seconds(10), "close() must fail calls at once, not at their 25 s timeout")
+            #expect(ContinuousClock.now - start < .seconds(20), "close() must fail calls at once, not at their 25 s timeout")
             client.close()  // twice is harmless
             await expectDBusError(DBusError.disconnectedName) { _ = try await client.test(destination, "Fast", [.int32(1)]) }
 

@@ -275,7 +275,7 @@ struct BarSnippetTests {
         #expect(await eventually { running.printed() == "text|string|\n\ntext|string|Delivery 10 min\n\n" }, "\(running.printed())")
     }
 
-    @Test("i3blocks shows the activity in its status line, and a click on the second block, as i3bar writes it, opens the app at the activity's URL",
+    @Test("i3blocks shows the activity in its status line, and a space with none; a click on the second block, as i3bar writes it, opens the app at the activity's URL",
         .enabled(if: barInstalled("/usr/bin/i3blocks"), "i3blocks is not installed (apt-get install i3blocks)"))
     func i3blocks() async throws {
         let fixture = try await HostFixture.make()
@@ -283,7 +283,7 @@ struct BarSnippetTests {
         try await fixture.startHost()
         let app = try await AppPeer(fixture, appID: "org.example.Delivery", schemes: ["delivery-tracker"])
         defer { app.close() }
-        try await app.startDelivery()
+        let delivery = try await app.startDelivery()
 
         // i3blocks reads i3bar's clicks from its standard input, and prints i3bar's protocol.
         let output = fixture.root.appendingPathComponent("i3blocks.out")
@@ -304,61 +304,273 @@ struct BarSnippetTests {
         clicks.fileHandleForWriting.write(Data("[\n{\"name\":\"live-activity-open\",\"instance\":\"\",\"button\":1,\"x\":1,\"y\":1}\n".utf8))
         #expect(await eventually { app.calls.contains { $0.member == "OpenURL" } }, "\(printed())")
         #expect(app.calls.filter { $0.member == "OpenURL" }.map { $0.args[0] } == [.string("delivery-tracker://order/1234")])
+
+        // i3blocks 1.4 would keep the text on an empty line: the snippet makes it a space.
+        try await app.end(delivery, ["dismissal": .string("immediate")])
+        #expect(await eventually { printed().contains(#""full_text":" ","name":"live-activity""#) }, "\(printed())")
     }
 
-    @Test("Waybar loads its snippet in a headless sway, and its module shows the most relevant activity's text as it changes, and hides with none",
+    @Test("Waybar loads its snippet in a headless sway: its module shows the most relevant activity's text as it changes, a click on it opens the app at the activity's URL, and it hides with none",
         .enabled(if: barInstalled("/usr/bin/waybar") && barInstalled("/usr/bin/sway"), "waybar or sway is not installed (apt-get install waybar sway)"))
     func waybar() async throws {
-        // sway refuses to run as root: as root the test runs it, and what talks to it, as nobody.
-        let user = getuid() == 0 ? "nobody" : nil
+        try await Self.inSway { sway, tapMe in
+            let waybar = try sway.launch("/usr/bin/waybar", ["-c", try sway.copy("waybar/config.jsonc"), "-s", try sway.copy("waybar/style.css")])
+            defer { endProcessTree(waybar.process) }
+            // Found as soon as it is in the tree; laid out at its width a frame later.
+            var label = try JSONDecoder().decode(
+                ScreenElement.self, from: Data(try await sway.drive(["find", "Delivery 10 min", "--role", "label", "--timeout", "20"]).utf8))
+            for _ in 0..<50 where label.width <= 20 {
+                try await Task.sleep(for: .milliseconds(100))
+                label = try JSONDecoder().decode(
+                    ScreenElement.self, from: Data(try await sway.drive(["find", "Delivery 10 min", "--role", "label"]).utf8))
+            }
+            #expect(label.y < 40 && label.width > 20, "the module is in the bar at the top: \(label)\nwaybar: \(waybar.printed())")
+
+            // A click in the middle of the label: Waybar runs the snippet's on-click.
+            try await sway.click(x: label.x + label.width / 2, y: label.y + label.height / 2)
+            await tapMe.expectOpened("a click on Waybar's module", waybar.printed())
+
+            try await tapMe.app.updateActivity(tapMe.activity, state: ["eta_minutes": .int64(9)])
+            try await sway.drive(["find", "Delivery 9 min", "--role", "label", "--timeout", "10"])
+            try await tapMe.end()
+            try await sway.drive(["gone", "Delivery 9 min", "--timeout", "10"])
+            #expect(waybar.process.isRunning, "waybar: \(waybar.printed())")
+        }
+    }
+
+    @Test("i3blocks in swaybar, in a headless sway, shows the activity's text as it changes, and a click on its second block opens the app at the activity's URL; with none the text goes",
+        .enabled(if: barInstalled("/usr/bin/i3blocks") && barInstalled("/usr/bin/sway") && barInstalled("/usr/bin/grim"),
+            "i3blocks, sway or grim is not installed (apt-get install i3blocks sway grim)"))
+    func i3blocksInSwaybar() async throws {
+        // swaybar, sway's own bar, shows what a status_command prints in i3bar's protocol, and
+        // writes its clicks to the command's standard input, as i3bar does.
+        try await Self.inSway(configuration: { fixture in
+            "bar {\n    position top\n    workspace_buttons no\n    status_command i3blocks -c \(try SwaySession.copy("i3blocks/config", into: fixture))\n}\n"
+        }) { sway, tapMe in
+            // The status line is right-aligned: the second block, ↗, is its last text; the first's is left of it.
+            try await expectClickThrough(tapMe, "i3blocks in swaybar", look: sway.picture, click: sway.click, output: sway.sway.printed) { text in
+                (text.dropLast().first.map { $0.lowerBound...text.dropLast().last!.upperBound }, text.last)
+            }
+        }
+    }
+
+    @Test("yambar shows the activity's text in a headless sway as it changes, and a click on it opens the app at the activity's URL; with none it shows nothing",
+        .enabled(if: barInstalled("/usr/bin/yambar") && barInstalled("/usr/bin/sway") && barInstalled("/usr/bin/grim"),
+            "yambar, sway or grim is not installed (apt-get install yambar sway grim)"))
+    func yambarInSway() async throws {
+        try await Self.inSway { sway, tapMe in
+            let yambar = try sway.launch("/usr/bin/yambar", ["-c", try sway.copy("yambar/config.yml")])
+            defer { endProcessTree(yambar.process) }
+            try await expectClickThrough(tapMe, "yambar", look: sway.picture, click: sway.click, output: yambar.printed, parts: Self.wholeText)
+        }
+    }
+
+    @Test("polybar shows the activity's text on an X display as it changes, and a click on it opens the app at the activity's URL; with none it shows nothing",
+        .enabled(if: barInstalled("/usr/bin/polybar") && barInstalled("/usr/bin/Xvfb"), "polybar is not installed (apt-get install polybar)"))
+    func polybar() async throws {
+        let fixture = try await HostFixture.make()
+        defer { fixture.stop() }
+        let tapMe = try await TapMeDelivery.start(fixture)
+        defer { tapMe.close() }
+        let display = try VirtualDisplay(directory: fixture.root)
+        defer { display.stop() }
+        // A bar at the top with the snippet's module alone, white on a grey that is not the screen's black.
+        let config = fixture.root.appendingPathComponent("polybar.ini")
+        try """
+            include-file = \(BarSnippets.folder.appendingPathComponent("polybar/config.ini").path)
+
+            [bar/live-activity]
+            width = 100%
+            height = 30
+            background = #222222
+            foreground = #ffffff
+            modules-center = live-activity
+
+            """.write(to: config, atomically: true, encoding: .utf8)
+        let environment = ["DISPLAY": display.display, "PATH": buildDirectory + ":/usr/bin:/bin"]
+        let polybar = try fixture.launch("/usr/bin/polybar", ["--config=\(config.path)", "live-activity"], environment: environment)
+        defer { endProcessTree(polybar.process) }
+        try await expectClickThrough(
+            tapMe, "polybar", look: { ScreenPicture(try Framebuffer(path: display.framebuffer), height: 80) },
+            click: { x, y in
+                let clicked = try await runCommand("/usr/bin/xdotool", ["mousemove", "\(x)", "\(y)", "click", "1"], environment: fixture.environment, adding: environment)
+                guard clicked.succeeded else { throw PrivateBusError("xdotool: \(clicked)") }
+            }, output: polybar.printed, parts: Self.wholeText)
+    }
+
+    /// Runs `body` with Tap Me's delivery activity on a host and a headless sway (started with
+    /// what `configuration` gives after the output's), all ended after it, failed or not.
+    static func inSway(
+        configuration: (HostFixture) throws -> String = { _ in "" }, _ body: (SwaySession, TapMeDelivery) async throws -> Void
+    ) async throws {
+        let user = SwaySession.user
         let fixture = try await HostFixture.make(busUsers: user.map { [$0] } ?? [])
         defer { fixture.stop() }
-        try await fixture.startHost()
-        let app = try await AppPeer(fixture, appID: "org.example.Delivery", schemes: ["delivery-tracker"])
-        defer { app.close() }
-        let delivery = try await app.startDelivery()
-
-        let sway = try await SwaySession.start(fixture, user: user)
+        let tapMe = try await TapMeDelivery.start(fixture)
+        defer { tapMe.close() }
+        let sway = try await SwaySession.start(fixture, user: user, configuration: try configuration(fixture))
         defer { sway.stop() }
-        let waybar = try sway.launch("/usr/bin/waybar", ["-c", try sway.copy("waybar/config.jsonc"), "-s", try sway.copy("waybar/style.css")])
-        defer { endProcessTree(waybar.process) }
-        // Found as soon as it is in the tree; laid out at its width a frame later.
-        var label = try JSONDecoder().decode(
-            ScreenElement.self, from: Data(try await sway.drive(["find", "Delivery 10 min", "--role", "label", "--timeout", "20"]).utf8))
-        for _ in 0..<50 where label.width <= 20 {
-            try await Task.sleep(for: .milliseconds(100))
-            label = try JSONDecoder().decode(
-                ScreenElement.self, from: Data(try await sway.drive(["find", "Delivery 10 min", "--role", "label"]).utf8))
-        }
-        #expect(label.y < 40 && label.width > 20, "the module is in the bar at the top: \(label)\nwaybar: \(waybar.printed())")
+        try await body(sway, tapMe)
+    }
 
-        try await app.updateActivity(delivery, state: ["eta_minutes": .int64(9)])
-        try await sway.drive(["find", "Delivery 9 min", "--role", "label", "--timeout", "10"])
-        try await app.end(delivery, ["dismissal": .string("immediate")])
-        try await sway.drive(["gone", "Delivery 9 min", "--timeout", "10"])
-        #expect(waybar.process.isRunning, "waybar: \(waybar.printed())")
+    /// A bar whose text is the activity's alone, where a click on it taps.
+    static func wholeText(_ text: [ClosedRange<Int>]) -> (text: ClosedRange<Int>?, target: ClosedRange<Int>?) {
+        let whole = text.first.map { $0.lowerBound...text.last!.upperBound }
+        return (whole, whole)
     }
 }
 
-/// sway, headless (no screen, no input devices: wlroots' headless backend), as
-/// `user` (nil: this account) with a runtime folder and a home of that user's,
-/// and the AT-SPI bus of that user on the fixture's bus; what runs in it runs as
-/// `user` too, so that AT-SPI (whose peers accept only their own account) reads it.
+/// What each bar's test does with a bar at the top of the screen that shows Tap Me's delivery
+/// activity (`parts` tells the activity's text and what to click among the runs of text the bar
+/// draws): waits until its text shows, clicks the middle of the target, checks that Tap Me opened
+/// at the activity's URL, sees the text narrow by a digit on a state-only `Update` (10 min, then 9),
+/// ends the activity, and waits until its text is gone.
+func expectClickThrough(
+    _ tapMe: TapMeDelivery, _ bar: String, look: () async throws -> ScreenPicture, click: (Int, Int) async throws -> Void,
+    output: () -> String, parts: ([ClosedRange<Int>]) -> (text: ClosedRange<Int>?, target: ClosedRange<Int>?)
+) async throws {
+    var picture: ScreenPicture?
+    func width(_ picture: ScreenPicture?) -> Int { picture.flatMap { parts($0.text).text?.count } ?? 0 }
+    // "Delivery 10 min" takes some 100 to 150 pixels in the bars' fonts: less than a word alone, more than a message.
+    let shown = try await eventually(timeout: 20) {
+        picture = try await look()
+        return (60...300).contains(width(picture)) && parts(picture!.text).target != nil
+    }
+    guard shown, let picture, let target = parts(picture.text).target else {
+        Issue.record("\(bar) shows no activity's text at the top of the screen: text at columns \(picture?.text ?? []); \(output())")
+        return
+    }
+    try await click((target.lowerBound + target.upperBound) / 2, picture.barHeight / 2)
+    await tapMe.expectOpened("a click on \(bar)", output())
+
+    var last = picture
+    try await tapMe.app.updateActivity(tapMe.activity, state: ["eta_minutes": .int64(9)])
+    #expect(try await eventually(timeout: 10) {
+        last = try await look()
+        return (width(picture) - 20...width(picture) - 3).contains(width(last))
+    }, "\(bar) does not show the update, a digit less than \(width(picture)) pixels: text at columns \(last.text); \(output())")
+    try await tapMe.end()
+    #expect(try await eventually(timeout: 10) {
+        last = try await look()
+        return parts(last.text).text == nil
+    }, "\(bar) still shows text with no activity: at columns \(last.text); \(output())")
+}
+
+/// The Tap Me app (Tests/Fixtures/gapp/tapme_gapp.py: a real GApplication that D-Bus activation
+/// starts when the host opens it, and which records each call it receives) holding the delivery
+/// Live Activity, next to a started host: what a click in a bar opens, as the pill of a shell does.
+struct TapMeDelivery {
+    let fixture: HostFixture
+    let record: String
+    let app: AppPeer
+    let activity: String
+
+    static func start(_ fixture: HostFixture) async throws -> TapMeDelivery {
+        let record = try fixture.installTapMe()
+        try await fixture.startHost()
+        let app = try await AppPeer(fixture, appID: "org.example.TapMe", protocol: "freedesktop", schemes: ["tap-me-widget"])
+        return TapMeDelivery(fixture: fixture, record: record, app: app, activity: try await app.startDelivery())
+    }
+
+    /// Waits until Tap Me records that it was opened, and checks that it was, once, at the activity's URL.
+    func expectOpened(_ what: String, _ output: @autoclosure () -> String) async {
+        let opened = { fixture.records(record).filter { $0["call"] as? String == "open" } }
+        #expect(await eventually(timeout: 20) { !opened().isEmpty }, "\(what): Tap Me recorded \(fixture.records(record)); \(output())\nhost: \(fixture.log.suffix(3000))")
+        #expect(opened().map { $0["uris"] as? [String] ?? [] } == [["delivery-tracker://order/1234"]], "\(what): \(opened())")
+    }
+
+    /// Ends the activity at once: the bars show nothing.
+    func end() async throws { try await app.end(activity, ["dismissal": .string("immediate")]) }
+
+    func close() { app.close() }
+}
+
+/// The top rows of a screen, where the bars under test are, each pixel 0xRRGGBB.
+struct ScreenPicture {
+    let width: Int, height: Int
+    let pixels: [UInt32]
+
+    /// A binary PPM (P6, 8 bits a colour), as grim writes it.
+    init(ppm: Data) throws {
+        let bytes = [UInt8](ppm)
+        var fields: [Int] = [], at = 2
+        while fields.count < 3, at < bytes.count {
+            while at < bytes.count, bytes[at] == 0x20 || (0x09...0x0d).contains(bytes[at]) { at += 1 }
+            var number = 0
+            while at < bytes.count, (0x30...0x39).contains(bytes[at]) {
+                number = number * 10 + Int(bytes[at] - 0x30)
+                at += 1
+            }
+            fields.append(number)
+        }
+        at += 1
+        guard bytes.starts(with: Array("P6".utf8)), fields.count == 3, fields[2] == 255, bytes.count >= at + fields[0] * fields[1] * 3 else {
+            throw PrivateBusError("not a binary PPM picture of 8 bits a colour (\(bytes.prefix(16)))")
+        }
+        (width, height) = (fields[0], fields[1])
+        pixels = (0..<width * height).map { index in
+            let rgb = at + index * 3
+            return UInt32(bytes[rgb]) << 16 | UInt32(bytes[rgb + 1]) << 8 | UInt32(bytes[rgb + 2])
+        }
+    }
+
+    /// The top `height` rows of Xvfb's screen.
+    init(_ screen: Framebuffer, height: Int) {
+        (width, self.height) = (screen.width, min(height, screen.height))
+        pixels = (0..<self.height).flatMap { y in (0..<screen.width).map { x in screen.pixel(x: x, y: y) ?? 0 } }
+    }
+
+    func pixel(_ x: Int, _ y: Int) -> UInt32 { pixels[y * width + x] }
+
+    /// The bar at the top: the rows down to the first whose left pixel is not the colour of the
+    /// top left corner, the bar's background.
+    var barHeight: Int { (0..<height).first { pixel(0, $0) != pixel(0, 0) } ?? height }
+
+    /// Where the bar shows text: the runs of columns with a light pixel in the bar's rows (the
+    /// bars draw white on black here), runs less than 5 pixels apart joined into one.
+    var text: [ClosedRange<Int>] {
+        let rows = 0..<barHeight
+        var runs: [ClosedRange<Int>] = []
+        for x in 0..<width where rows.contains(where: { y in
+            let colour = pixel(x, y)
+            return (colour >> 16) + (colour >> 8 & 0xff) + (colour & 0xff) > 384
+        }) {
+            if let last = runs.last, x - last.upperBound < 5 { runs[runs.count - 1] = last.lowerBound...x } else { runs.append(x...x) }
+        }
+        return runs
+    }
+}
+
+/// sway, headless (no screen: wlroots' headless backend), as `user` (nil: this
+/// account) with a runtime folder and a home of that user's, and the AT-SPI bus
+/// of that user on the fixture's bus; what runs in it runs as `user` too, so that
+/// AT-SPI (whose peers accept only their own account) reads it. The headless
+/// backend has no input devices: a pointer is plugged in (Tests/Fixtures/bars/pointer.py)
+/// for sway to move and click, as it does a mouse.
 final class SwaySession: @unchecked Sendable {
+    /// sway refuses to run as root: as root the tests run it, and what talks to it, as nobody.
+    static var user: String? { getuid() == 0 ? "nobody" : nil }
+    /// The output's size.
+    static let width = 1280, height = 800
+
     let fixture: HostFixture
     let user: String?
     let runtime: URL
     let home: URL
     let sway: Launched
     let accessibility: Launched
+    let pointer: Launched
     let display: String
 
-    private init(fixture: HostFixture, user: String?, runtime: URL, home: URL, sway: Launched, accessibility: Launched, display: String) {
-        (self.fixture, self.user, self.runtime, self.home, self.sway, self.accessibility, self.display) =
-            (fixture, user, runtime, home, sway, accessibility, display)
+    private init(
+        fixture: HostFixture, user: String?, runtime: URL, home: URL, sway: Launched, accessibility: Launched, pointer: Launched, display: String
+    ) {
+        (self.fixture, self.user, self.runtime, self.home, self.sway, self.accessibility, self.pointer, self.display) =
+            (fixture, user, runtime, home, sway, accessibility, pointer, display)
     }
 
-    static func start(_ fixture: HostFixture, user: String?) async throws -> SwaySession {
+    /// Starts sway with `configuration` after the output's (a bar block, say).
+    static func start(_ fixture: HostFixture, user: String?, configuration: String = "") async throws -> SwaySession {
         let runtime = fixture.root.appendingPathComponent("sway-runtime")
         let home = fixture.root.appendingPathComponent("sway-home")
         for folder in [runtime, home] {
@@ -378,7 +590,7 @@ final class SwaySession: @unchecked Sendable {
             }
         }
         let config = fixture.root.appendingPathComponent("sway.conf")
-        try "xwayland disable\noutput HEADLESS-1 mode 1280x800\n".write(to: config, atomically: true, encoding: .utf8)
+        try "xwayland disable\noutput HEADLESS-1 mode \(width)x\(height)\n\(configuration)".write(to: config, atomically: true, encoding: .utf8)
         let sway = try launch(
             fixture, user: user, runtime: runtime, home: home, "/usr/bin/sway", ["-c", config.path],
             ["WLR_BACKENDS": "headless", "WLR_LIBINPUT_NO_DEVICES": "1", "WLR_RENDERER": "pixman"])
@@ -391,8 +603,20 @@ final class SwaySession: @unchecked Sendable {
             endProcessTree(sway.process)
             throw PrivateBusError("sway did not start: \(sway.printed().suffix(3000))")
         }
+        let pointer = try launch(
+            fixture, user: user, runtime: runtime, home: home, "/usr/bin/python3", [try copy(fixture: "bars/pointer.py", into: fixture)],
+            ["WAYLAND_DISPLAY": display])
         let accessibility = try launch(fixture, user: user, runtime: runtime, home: home, "/usr/libexec/at-spi-bus-launcher", [], [:])
-        let session = SwaySession(fixture: fixture, user: user, runtime: runtime, home: home, sway: sway, accessibility: accessibility, display: display)
+        let session = SwaySession(
+            fixture: fixture, user: user, runtime: runtime, home: home, sway: sway, accessibility: accessibility, pointer: pointer, display: display)
+        guard await eventually(timeout: 20, { pointer.printed().hasPrefix("ready") || !pointer.process.isRunning }), pointer.process.isRunning else {
+            session.stop()
+            throw PrivateBusError("no pointer could be plugged into sway's seat: \(pointer.printed())")
+        }
+        do { try await session.park() } catch {
+            session.stop()
+            throw error
+        }
         let connection = try await fixture.connect()
         defer { connection.close() }
         guard await eventually(timeout: 20, { (try? await connection.nameOwner("org.a11y.Bus")) != nil }) else {
@@ -433,11 +657,32 @@ final class SwaySession: @unchecked Sendable {
         try Self.launch(fixture, user: user, runtime: runtime, home: home, executable, arguments, ["WAYLAND_DISPLAY": display, "GDK_BACKEND": "wayland"])
     }
 
+    /// Runs `executable` as a client of the session's sway until it exits; fails with what it printed when it fails.
+    @discardableResult
+    private func run(_ executable: String, _ arguments: [String]) async throws -> String {
+        let (program, words) = Self.invocation(user: user, runtime: runtime, home: home, executable, arguments, ["WAYLAND_DISPLAY": display])
+        let result = try await runCommand(program, words, environment: fixture.environment, timeout: 60)
+        guard result.succeeded else { throw PrivateBusError("\(executable) \(arguments.joined(separator: " ")) failed: \(result)") }
+        return result.stdout
+    }
+
     /// Copies examples/bars/`file` where the session's user reads it; returns the copy's path.
-    func copy(_ file: String) throws -> String {
+    func copy(_ file: String) throws -> String { try Self.copy(file, into: fixture) }
+
+    /// Copies examples/bars/`file` where another account reads it; returns the copy's path.
+    static func copy(_ file: String, into fixture: HostFixture) throws -> String {
         let copy = fixture.root.appendingPathComponent("bars/\(file)")
         try FileManager.default.createDirectory(at: copy.deletingLastPathComponent(), withIntermediateDirectories: true)
         try FileManager.default.copyItem(at: BarSnippets.folder.appendingPathComponent(file), to: copy)
+        return copy.path
+    }
+
+    /// Copies Tests/Fixtures/`script` where another account reads it, once; returns the copy's path.
+    static func copy(fixture script: String, into fixture: HostFixture) throws -> String {
+        let copy = fixture.root.appendingPathComponent((script as NSString).lastPathComponent)
+        if !FileManager.default.fileExists(atPath: copy.path) {
+            try FileManager.default.copyItem(at: repositoryRoot.appendingPathComponent("Tests/Fixtures/\(script)"), to: copy)
+        }
         return copy.path
     }
 
@@ -445,12 +690,9 @@ final class SwaySession: @unchecked Sendable {
     /// fails the test with what it printed when it fails.
     @discardableResult
     func drive(_ arguments: [String]) async throws -> String {
-        let script = fixture.root.appendingPathComponent("drive.py")
-        if !FileManager.default.fileExists(atPath: script.path) {
-            try FileManager.default.copyItem(at: repositoryRoot.appendingPathComponent("Tests/Fixtures/board/drive.py"), to: script)
-        }
+        let script = try Self.copy(fixture: "board/drive.py", into: fixture)
         let (program, words) = Self.invocation(
-            user: user, runtime: runtime, home: home, "/usr/bin/python3", [script.path, "--app", "waybar"] + arguments, [:])
+            user: user, runtime: runtime, home: home, "/usr/bin/python3", [script, "--app", "waybar"] + arguments, [:])
         let result = try await runCommand(program, words, environment: fixture.environment, timeout: 60)
         guard result.succeeded else {
             Issue.record("drive.py \(arguments.joined(separator: " ")) failed: \(result)")
@@ -459,7 +701,37 @@ final class SwaySession: @unchecked Sendable {
         return result.stdout
     }
 
+    /// Clicks at `x`, `y` of the output with the seat's pointer, by sway's own commands (sway(5):
+    /// seat cursor), sent on its IPC socket: sway hands the press and the release to the client
+    /// under the pointer, as it does a mouse's. Then the pointer goes back to the bottom right
+    /// corner, away from the bars: sway draws it into the pictures the tests look at.
+    func click(x: Int, y: Int) async throws {
+        try await pointer(["set \(x) \(y)", "press button1", "release button1"])
+        try await park()
+    }
+
+    /// Moves the pointer to the bottom right corner, where it covers nothing the tests look at.
+    func park() async throws { try await pointer(["set \(Self.width - 1) \(Self.height - 1)"]) }
+
+    /// `seat seat0 cursor` with each of `commands`, in order.
+    private func pointer(_ commands: [String]) async throws {
+        let name = try FileManager.default.contentsOfDirectory(atPath: runtime.path).first { $0.hasPrefix("sway-ipc.") && $0.hasSuffix(".sock") }
+        guard let name else { throw PrivateBusError("sway has no IPC socket in \(runtime.path)") }
+        for command in commands {
+            let reply = try await run("/usr/bin/swaymsg", ["-s", runtime.appendingPathComponent(name).path, "seat seat0 cursor \(command)"])
+            guard !reply.contains(#""success": false"#) else { throw PrivateBusError("sway refused seat seat0 cursor \(command): \(reply)") }
+        }
+    }
+
+    /// The output's top rows, where the bars are, as grim takes them (wlroots' screencopy).
+    func picture() async throws -> ScreenPicture {
+        let file = home.appendingPathComponent("top.ppm")
+        try await run("/usr/bin/grim", ["-t", "ppm", "-g", "0,0 \(Self.width)x80", file.path])
+        return try ScreenPicture(ppm: Data(contentsOf: file))
+    }
+
     func stop() {
+        endProcess(pointer.process)
         endProcessTree(accessibility.process)
         endProcessTree(sway.process)
     }

@@ -58,87 +58,21 @@ struct GnomeShellWaylandTests {
     }
 }
 
-extension WaylandShellSession {
-    /// Opens the Tap Me app's window, then another app's window in front of it, which takes the
-    /// focus; returns Tap Me's record of losing it.
-    func putTapMeBehind() async throws -> [String: Any] {
-        try await activateTapMe()
-        _ = try await waitForRecord { $0["call"] as? String == "window" && $0["active"] as? Bool == true }
-        try startOtherApp()
-        var windows: [[String: Any]] = []
-        let behind = await eventually(timeout: 10) {
-            windows = (try? await self.windows()) ?? []
-            return Self.focused(windows) == "org.example.Other"
-        }
-        #expect(behind, "another app's window must have the focus before the tap: \(windows)")
-        return try await waitForRecord { $0["call"] as? String == "window" && $0["active"] as? Bool == false }
-    }
-
-    /// The negative control: `widget` tapped straight on the bus, as a renderer that asked its
-    /// compositor for nothing would, with a token Mutter never minted and then with none. The app
-    /// opens the URL each time, with what the tap carried, and presents its window; Mutter raises
-    /// it for neither, so the app's window stays behind the other's.
-    func expectTapsWithoutMintedTokensLeaveTheAppBehind(_ widget: String) async throws {
-        let renderer = try await fixture.connect()
-        defer { renderer.close() }
-        for token in ["bogus", nil] as [String?] {
-            let before = opens().count
-            let (outcome, _) = try await renderer.tap(widget, "", token.map { ["activation_token": .string($0)] } ?? [:])
-            #expect(outcome == "open-url")
-            let open = try await waitForRecord { _ in self.opens().count > before }
-            let received = opens().last ?? [:]
-            let platform = received["platform_data"] as? [String: String] ?? [:]
-            #expect(platform["activation-token"] == token.map { "'\($0)'" }, "the app gets the token the tap carried: \(received)")
-            // The app presents its window at once; Mutter has time to raise it, which it must not.
-            try await Task.sleep(for: .seconds(3))
-            let focused = Self.focused(try await windows())
-            let what = token.map { "the token '\($0)'" } ?? "no token"
-            #expect(focused == "org.example.Other", "with \(what) the app's window must stay behind, yet \(focused ?? "nothing") has the focus")
-            let since = received["time"] as? Double ?? open["time"] as? Double ?? 0
-            #expect(!records().contains { $0["call"] as? String == "window" && $0["active"] as? Bool == true && ($0["time"] as? Double ?? 0) >= since },
-                "the app's window became active with \(what): \(records())")
-        }
-    }
-
-    /// The URLs the app was asked to open, in order.
-    func opens() -> [[String: Any]] { records().filter { $0["call"] as? String == "open" } }
-
-    /// A real click's tap, the app's open after the first `opened`: the app opens `url` with an
-    /// xdg-activation token Mutter minted (a UUID, as `activation-token` and `desktop-startup-id`),
-    /// and its window, behind since `lost`, gets the focus, as both the app and the shell say.
-    func expectRaised(since lost: [String: Any], byTapOn url: String, after opened: Int) async throws {
-        _ = try await waitForRecord { _ in self.opens().count > opened }
-        let open = opens()[opened]
-        #expect(open["uris"] as? [String] == [url])
-        let platform = open["platform_data"] as? [String: String] ?? [:]
-        // On Wayland without X11, Mutter's tokens are random UUIDs of its own: as its launch context
-        // gives them to the shell, and with the time of the request after them (_TIME…) as its
-        // xdg_activation_v1 gives them to a client. (On X11 a startup id, 'gnome-shell/…_TIME…'.)
-        // The host passes the token under both names.
-        let token = platform["activation-token"] ?? ""
-        #expect(token.wholeMatch(of: /'[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(_TIME[0-9]+)?'/) != nil,
-            "the app must receive an xdg-activation token Mutter minted: \(platform)")
-        #expect(platform["desktop-startup-id"] == token, "\(platform)")
-
-        // GTK hands the token to the compositor as it presents the window, and Mutter honours a
-        // token of its own: the window gets the focus back.
-        let since = max(open["time"] as? Double ?? 0, lost["time"] as? Double ?? 0)
-        let raised = await eventually(timeout: 10) {
-            self.records().contains { $0["call"] as? String == "window" && $0["active"] as? Bool == true && ($0["time"] as? Double ?? 0) > since }
-        }
-        #expect(raised, "Mutter must honour the token and give the app's window the focus; the app recorded \(records())")
-        let windows = try await windows()
-        #expect(Self.focused(windows) == "org.example.TapMe", "the shell's focus window: \(windows)")
-    }
-}
-
 /// A host, the GTK Tap Me app installed as a DBusActivatable app that shows its
 /// window on the shell, the AT-SPI bus, and gnome-shell as a headless Wayland
 /// compositor (`--headless --wayland --no-x11 --virtual-monitor 1280x800`)
 /// with the extension.
-final class WaylandShellSession: GnomeShellSession, @unchecked Sendable {
+final class WaylandShellSession: GnomeShellSession, WaylandSession, @unchecked Sendable {
     /// The shell's Wayland socket, in the test's own runtime folder.
     static let socket = "wayland-widgethost"
+    static let compositor = "Mutter"
+
+    /// On Wayland without X11, Mutter's tokens are random UUIDs of its own: as its launch context
+    /// gives them to the shell, and with the time of the request after them (_TIME…) as its
+    /// xdg_activation_v1 gives them to a client. (On X11 a startup id, 'gnome-shell/…_TIME…'.)
+    static func minted(_ token: String) -> Bool {
+        token.wholeMatch(of: /'[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(_TIME[0-9]+)?'/) != nil
+    }
     let fixture: HostFixture
     let systemBus: PrivateBus
     let shell: Launched
@@ -147,7 +81,7 @@ final class WaylandShellSession: GnomeShellSession, @unchecked Sendable {
     let environment: [String: String]
     /// What a GTK app runs with to show its windows on the shell.
     let gtkEnvironment: [String: String]
-    private var other: Launched?
+    var otherApp: Launched?
     private var board: Launched?
 
     private init(
@@ -246,24 +180,6 @@ final class WaylandShellSession: GnomeShellSession, @unchecked Sendable {
         return (answer["colours"] as? Int ?? 0, answer["at"] as? [String: String] ?? [:])
     }
 
-    /// Activates the Tap Me app as a launcher without a token would (org.freedesktop.Application.Activate),
-    /// which starts it: its window shows and, the newest, gets the focus.
-    func activateTapMe() async throws {
-        let result = try await fixture.gdbus([
-            "call", "--session", "--dest", "org.example.TapMe", "--object-path", "/org/example/TapMe",
-            "--method", "org.freedesktop.Application.Activate", "{}",
-        ])
-        guard result.succeeded else { throw PrivateBusError("Tap Me did not start: \(result)") }
-    }
-
-    /// Starts another GTK app, org.example.Other, whose window comes in front of the others and takes the focus.
-    func startOtherApp() throws {
-        let script = repositoryRoot.appendingPathComponent("Tests/Fixtures/gapp/tapme_gtk.py").path
-        other = try fixture.launch(
-            "/usr/bin/python3", [script, "org.example.Other"],
-            environment: gtkEnvironment.merging(["WIDGETHOST_TEST_RECORD": fixture.root.appendingPathComponent("other.jsonl").path]) { _, new in new })
-    }
-
     /// Starts widget-board as a Wayland client of the shell (GDK's Wayland backend), its
     /// accessible tree on the test's AT-SPI bus.
     func startBoard() throws {
@@ -297,7 +213,7 @@ final class WaylandShellSession: GnomeShellSession, @unchecked Sendable {
     func stop() {
         app.close()
         if let board { endProcess(board.process) }
-        if let other { endProcess(other.process) }
+        if let otherApp { endProcess(otherApp.process) }
         endProcess(shell.process)
         systemBus.stop()
         fixture.stop()
