@@ -228,6 +228,9 @@ public struct PlacedWidget: Sendable, Equatable {
         }
     }
 
+    /// Whether both are the one value, not a copy made since: a change makes a new one.
+    func isSame(as other: PlacedWidget) -> Bool { box === other.box }
+
     public static func == (a: PlacedWidget, b: PlacedWidget) -> Bool {
         if a.box === b.box { return true }
         let (x, y) = (a.box.header, b.box.header)
@@ -269,6 +272,9 @@ public struct WidgetStore: Sendable {
     /// may take together (max-bundle-bytes-per-connection): one connection
     /// holding many ids takes no more than its share of the pool.
     public var maxBundleBytesPerConnection = HostDefaults.maxBundleBytesPerConnection
+
+    /// The trees of the widgets tapped last, parsed.
+    private var tapped = TappedTrees()
 
     public init() {}
 
@@ -475,11 +481,40 @@ public struct WidgetStore: Sendable {
     public mutating func reserveCapacity(_ count: Int) { widgets.reserveCapacity(count) }
 
     /// What the resolution rules need about a widget.
-    public func tapContext(_ id: String, app: AppOptions) -> WidgetTapContext? {
+    public mutating func tapContext(_ id: String, app: AppOptions) -> WidgetTapContext? {
         guard let widget = widgets[id] else { return nil }
         return WidgetTapContext(
             widgetID: id, kind: widget.kind, family: widget.family, configuration: widget.configuration,
-            intent: bundles[widget.appID]?.kind(widget.kind)?.intent, content: widget.content, app: app)
+            intent: bundles[widget.appID]?.kind(widget.kind)?.intent, root: tapped.root(id, widget), app: app)
+    }
+}
+
+/// The view trees of the few widgets tapped last, parsed. A widget keeps its
+/// tree as the JSON it was given (docs/daemon.md#footprint), and a tap needs
+/// its elements: parsing the text again for each tap was most of what the
+/// rules cost. A tree is kept with the widget it was read from and used only
+/// while the widget is still that one, so a changed or removed widget's tree
+/// is never used; and only a few small trees are kept.
+struct TappedTrees: Sendable {
+    static let capacity = 8
+    static let maxJSONBytes = 16 << 10
+    private var entries: [(id: String, widget: PlacedWidget, root: ViewElement)] = []
+
+    /// The tree of `widget`, placed as `id`: the one kept, or parsed (and kept when small).
+    mutating func root(_ id: String, _ widget: PlacedWidget) -> ViewElement? {
+        if let index = entries.firstIndex(where: { $0.id == id }) {
+            let entry = entries.remove(at: index)
+            if entry.widget.isSame(as: widget) {
+                entries.append(entry)  // the last used goes last, the first out when one must go
+                return entry.root
+            }
+        }
+        guard let content = widget.content else { return nil }
+        let root = content.root
+        guard content.json.utf8.count <= Self.maxJSONBytes else { return root }
+        if entries.count == Self.capacity { entries.removeFirst() }
+        entries.append((id, widget, root))
+        return root
     }
 }
 

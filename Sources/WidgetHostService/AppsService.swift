@@ -133,7 +133,8 @@ final class AppsHandlers {
         }
         let delivery = Delivery(
             appID: app.id, options: app.options, destination: app.deliveryDestination,
-            outcome: .openURL(url: url, via: .openURL), activationToken: token, source: ["via": .string(TapVia.openURL.rawValue)])
+            outcome: .openURL(url: url, via: .openURL), activationToken: token,
+            source: Delivery.TapSource(tapped: .nothing, via: .openURL))
         let logger = context.logger
         deliveries.deliver(delivery) { error in
             if let error { return reply.fail(error) }

@@ -86,10 +86,9 @@ final class LiveActivityHandlers {
             let resolution = try ActivityTapRules.resolve(
                 presentation: presentation, elementID: elementID, surface: surface, activity: activity,
                 app: app.options, now: context.now)
-            let source: [String: DBusValue] = [
-                "activity_id": .string(id), "attributes_type": .string(activity.attributesType),
-                "presentation": .string(presentation.rawValue), "element_id": .string(elementID), "surface": .string(surface.rawValue),
-            ]
+            let source = Delivery.TapSource(
+                tapped: .activity(id: id, attributesType: activity.attributesType, presentation: presentation.rawValue), elementID: elementID,
+                surface: surface)
             deliveries.deliverTap(
                 Host1LiveActivity.objectPath(id), resolution, app: app, token: token, source: source, reply: reply, deliver: deliver)
         } catch {

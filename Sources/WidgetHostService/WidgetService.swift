@@ -26,11 +26,11 @@ struct WidgetServer: Host1Widget.Server {
     }
 
     func tap(_ call: MethodCall, elementID: String, options: [String: DBusValue], reply: TapReply) {
-        dispatcher.inOrder(call) { widget in widget.tap(Self.widgetID(call.path), elementID, options, reply, deliver: true) }
+        dispatcher.inOrder(call) { widget in widget.tap(call.path, elementID, options, reply, deliver: true) }
     }
 
     func resolve(_ call: MethodCall, elementID: String, options: [String: DBusValue], reply: TapReply) {
-        dispatcher.inOrder(call) { widget in widget.tap(Self.widgetID(call.path), elementID, options, reply, deliver: false) }
+        dispatcher.inOrder(call) { widget in widget.tap(call.path, elementID, options, reply, deliver: false) }
     }
 
     func reload(_ call: MethodCall, reply: TypedReply<(state: String, date: Int64)>) {
@@ -90,7 +90,10 @@ final class WidgetHandlers {
         timelines.gone(id)
     }
 
-    func tap(_ id: String, _ elementID: String, _ options: [String: DBusValue], _ reply: TapReply, deliver: Bool) {
+    /// A tap on the widget at `path` (the object path it was called on, which
+    /// `Tapped` names).
+    func tap(_ path: String, _ elementID: String, _ options: [String: DBusValue], _ reply: TapReply, deliver: Bool) {
+        let id = WidgetServer.widgetID(path)
         do {
             let widget = try widgets.existing(id)
             let (surface, token) = try Delivery.tapOptions(options)
@@ -100,12 +103,10 @@ final class WidgetHandlers {
             let context = widgets.tapContext(id, app: app.options)!
             let resolution = try WidgetTapRules.resolve(
                 elementID: elementID, surface: surface, policy: self.context.configuration.linkPolicy, context)
-            let source: [String: DBusValue] = [
-                "kind": .string(widget.kind), "family": .string(widget.family.rawValue), "widget_id": .string(id),
-                "element_id": .string(elementID), "surface": .string(surface.rawValue),
-            ]
+            let source = Delivery.TapSource(
+                tapped: .widget(id: id, kind: widget.kind, family: widget.family.rawValue), elementID: elementID, surface: surface)
             deliveries.deliverTap(
-                Host1Widget.objectPath(id), resolution, app: app, token: token, source: source, reply: reply, deliver: deliver,
+                path, resolution, app: app, token: token, source: source, reply: reply, deliver: deliver,
                 afterAction: reloadAfterAction(id, resolution))
         } catch {
             reply.fail(error)

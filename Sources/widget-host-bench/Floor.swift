@@ -1,5 +1,8 @@
+import ArgumentParser
 import CDBus
 import DBus
+import Foundation
+import PrivateBus
 import WidgetHostInterfaces
 
 #if canImport(Glibc)
@@ -231,15 +234,8 @@ enum DirectLibdbus {
 
         var uniqueName: String { String(cString: dbus_bus_get_unique_name(raw)) }
 
-        /// The thread running ``run()``, for its CPU time; 0 before it starts.
-        var threadID: Int32 { tid.withLock { $0 } }
-        private let tid = Locked<Int32>(0)
-
         /// Blocks, relaying calls, until `stop()`.
-        func run() {
-            tid.withLock { $0 = currentThreadID() }
-            serve(raw, until: stopping)
-        }
+        func run() { serve(raw, until: stopping) }
 
         func stop() { stopping.withLock { $0 = true } }
 
@@ -280,6 +276,64 @@ enum DirectLibdbus {
             dbus_connection_send(raw, signal, nil)
             dbus_message_unref(signal)
         }
+    }
+}
+
+/// `widget-host-bench relay`: ``DirectLibdbus/Relay`` as a process of its own,
+/// as the host is one, so that its CPU time and its allocations are counted
+/// the same way as the host's. Prints its unique name, then relays until its
+/// standard input closes.
+struct RelayCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "relay", abstract: "The taps benchmark's relay, run by it as a process of its own.", shouldDisplay: false)
+
+    @Option(help: "The bus to connect to.") var address: String
+    @Option(help: "The unique name of the app to deliver to.") var app: String
+
+    func run() throws {
+        let relay = try DirectLibdbus.Relay(address: address, app: app)
+        say(relay.uniqueName)
+        Thread {
+            var byte: UInt8 = 0
+            while read(0, &byte, 1) > 0 {}
+            relay.stop()
+        }.start()
+        relay.run()
+    }
+}
+
+/// A started `widget-host-bench relay`; ``stop()`` ends it.
+final class RelayProcess: Sendable {
+    let uniqueName: String
+    let processIdentifier: Int32
+    private let input: FileHandle
+    private let process: Locked<Process>
+
+    /// Starts the relay with `environment` added to this process's, and waits
+    /// until it has joined the bus.
+    init(address: String, app: String, adding environment: [String: String]) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: benchExecutable)
+        process.arguments = ["relay", "--address", address, "--app", app]
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        let input = Pipe(), output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        try PrivateBus.withCleanSignalMask { try process.run() }
+        guard let name = PrivateBus.firstLine(of: output) else {
+            process.terminate()
+            throw PrivateBusError("the relay did not start")
+        }
+        uniqueName = name
+        processIdentifier = process.processIdentifier
+        self.input = input.fileHandleForWriting
+        self.process = Locked(process)
+    }
+
+    /// Closes the relay's input, which ends it, and waits until it has.
+    func stop() {
+        try? input.close()
+        process.withLock { $0.waitUntilExit() }
     }
 }
 
