@@ -148,6 +148,15 @@ public final class Connection: Sendable {
     /// True when called on the connection's thread.
     public var isCurrentThread: Bool { loop.isCurrent }
 
+    /// A timer that runs `fire` on the connection's thread (the executor of
+    /// actors that adopt ``executor``) once its deadline passes; disarmed
+    /// until ``ConnectionTimer/fire(after:)``. The loop sleeps until the
+    /// earliest deadline of its timers, so a timer costs one wake-up when it
+    /// fires and nothing while it waits or is disarmed.
+    public func makeTimer(_ fire: @escaping @Sendable () -> Void) -> ConnectionTimer {
+        ConnectionTimer(loop: loop, timer: loop.addTimer(fire))
+    }
+
     /// Opens a private connection and, for a bus, registers with it (`Hello`).
     public static func connect(_ bus: BusAddress = .session, label: String = "dbus", register: Bool = true) async throws
         -> Connection
@@ -246,25 +255,24 @@ public final class Connection: Sendable {
     /// Queues a message for sending; returns at once.
     public func send(_ message: Message) throws {
         guard isConnected else { throw DBusError.disconnected() }
-        onLoopThread {
-            _ = dbus_connection_send(self.raw, message.raw, nil)
-        }
-    }
-
-    /// Runs `body` on the connection's thread: at once when already there.
-    ///
-    /// Every libdbus call that touches the socket happens on that thread. When
-    /// another thread holds a connection's I/O path (as a send does while it
-    /// writes), libdbus's watch handler gives up after a millisecond and reads
-    /// nothing; keeping all I/O on one thread means that never happens.
-    func onLoopThread(_ body: @escaping @Sendable () -> Void) {
-        loop.execute(body)
+        loop.execute((self, message)) { connection, message in _ = dbus_connection_send(connection.raw, message.raw, nil) }
     }
 
     /// Emits a signal.
     public func emit(path: String, interface: String, member: String, arguments: [DBusValue] = []) throws {
         try objects.checkSignal(path: path, interface: interface, member: member, arguments: arguments)
         try send(Message.signal(path: path, interface: interface, member: member, arguments: arguments))
+    }
+
+    /// Emits a signal whose arguments `body` writes (see ``MessageWriter``);
+    /// they must have the signature the signal is declared with.
+    public func emit(path: String, interface: String, member: String, writing body: (inout MessageWriter) throws -> Void) throws {
+        let signal = try objects.declaredSignal(path: path, interface: interface, member: member)
+        let message = try Message.signal(path: path, interface: interface, member: member, writing: body)
+        guard message.hasSignature(signal.signature) else {
+            throw ObjectServer.wrongSignature(signal, interface, signature: message.signature)
+        }
+        try send(message)
     }
 
     /// Sends a method call and waits for its reply without blocking a thread.
@@ -293,7 +301,7 @@ public final class Connection: Sendable {
     public func send(
         _ message: Message, timeout: Duration? = nil, completion: @escaping @Sendable (Result<Message, any Error>) -> Void
     ) {
-        start(PendingCall(), message, timeout: timeout) { [self] result in onLoopThread { completion(result) } }
+        start(PendingCall(completingOn: loop), message, timeout: timeout, completion)
     }
 
     /// Convenience: a method call built and sent in one step; returns the reply's arguments.
@@ -311,7 +319,7 @@ public final class Connection: Sendable {
         _ completion: @escaping @Sendable (Result<Message, any Error>) -> Void
     ) {
         guard call.setCompletion(completion) else { return }  // already cancelled
-        onLoopThread { self.send(call, message, timeout: timeout) }
+        loop.execute((self, call, message, timeout)) { connection, call, message, timeout in connection.send(call, message, timeout: timeout) }
     }
 
     /// Sends a call's message; runs on the connection's thread.
@@ -327,11 +335,7 @@ public final class Connection: Sendable {
             call.finish(.failure(DBusError.disconnected()), cancelPending: false)
             return
         }
-        // Capture the key, not the call: the call holding a closure that holds the call never freed either.
-        let key = ObjectIdentifier(call)
-        call.onFinish = { [weak self] in
-            _ = self?.state.withLock { $0.calls.removeValue(forKey: key) }
-        }
+        call.track(by: self)
         var pending: OpaquePointer?
         // The timeout is ours (see `deadlineTimer`); libdbus gets none. A
         // timeout beyond what libdbus could express waits like an infinite one.
@@ -358,6 +362,11 @@ public final class Connection: Sendable {
         }
         // The reply may have been dispatched before the notify was set.
         if dbus_pending_call_get_completed(pending) != 0 { call.complete() }
+    }
+
+    /// Stops tracking a call that finished.
+    func forget(_ call: PendingCall) {
+        _ = state.withLock { $0.calls.removeValue(forKey: ObjectIdentifier(call)) }
     }
 
     /// libdbus's default reply timeout, used when a call names none.
@@ -456,26 +465,48 @@ final class PendingCall: @unchecked Sendable {
         var completion: (@Sendable (Result<Message, any Error>) -> Void)?
         var finished = false
         var early: Result<Message, any Error>?
+        /// The connection that tracks the call until it finishes (weak: it
+        /// holds the call, and a closure of the call's holding it was a cycle).
+        weak var connection: Connection?
     }
-    private let state = Locked(State())
-    /// Set before the call is sent; read once when finishing.
-    nonisolated(unsafe) var onFinish: (@Sendable () -> Void)?
+    /// Guards `guarded`, which lives in the call itself rather than in a
+    /// `Locked` of its own: one allocation less for every call.
+    private let lock = Mutex(())
+    nonisolated(unsafe) private var guarded = State()
+    /// Where the completion runs when it must run on the connection's thread
+    /// (``Connection/send(_:timeout:completion:)``); nil: wherever the call finishes.
+    private let loop: MainLoop?
     /// When the call times out (uptime ns; `.max` for never). Written and read on the connection's thread.
     nonisolated(unsafe) var deadline: UInt64 = .max
     nonisolated(unsafe) var timeoutMilliseconds: Int64 = 0
 
+    init(completingOn loop: MainLoop? = nil) {
+        self.loop = loop
+    }
+
+    private func withState<R>(_ body: (inout State) -> R) -> R {
+        var result: R?
+        lock.withLock { _ in result = body(&guarded) }
+        return result!
+    }
+
     /// True once the call has finished, whichever way.
-    var isFinished: Bool { state.withLock { $0.finished } }
+    var isFinished: Bool { withState { $0.finished } }
+
+    /// Has `connection` track the call until it finishes.
+    func track(by connection: Connection) {
+        withState { $0.connection = connection }
+    }
 
     /// False when the call finished (was cancelled) before it started.
     func setCompletion(_ completion: @escaping @Sendable (Result<Message, any Error>) -> Void) -> Bool {
-        let early: Result<Message, any Error>? = state.withLock { state in
+        let early: Result<Message, any Error>? = withState { state in
             if state.finished { return state.early ?? .failure(CancellationError()) }
             state.completion = completion
             return nil
         }
         if let early {
-            completion(early)
+            run(completion, early)
             return false
         }
         return true
@@ -483,7 +514,7 @@ final class PendingCall: @unchecked Sendable {
 
     /// Keeps the pending call; false (and the pending call dropped) when already finished.
     func attach(_ pending: OpaquePointer) -> Bool {
-        let keep = state.withLock { state -> Bool in
+        let keep = withState { state -> Bool in
             if state.finished { return false }
             state.pending = pending
             return true
@@ -497,34 +528,35 @@ final class PendingCall: @unchecked Sendable {
 
     /// The reply arrived (or libdbus produced a timeout error reply).
     func complete() {
-        let taken = state.withLock { state -> (OpaquePointer?, (@Sendable (Result<Message, any Error>) -> Void)?)? in
+        let taken = withState { state -> (OpaquePointer?, (@Sendable (Result<Message, any Error>) -> Void)?, Connection?)? in
             guard !state.finished, let pending = state.pending else { return nil }
             state.finished = true
             defer {
                 state.pending = nil
                 state.completion = nil
             }
-            return (pending, state.completion)
+            return (pending, state.completion, state.connection)
         }
-        guard let (pending, completion) = taken, let pending else { return }
+        guard let (pending, completion, connection) = taken, let pending else { return }
         let reply = dbus_pending_call_steal_reply(pending)
         dbus_pending_call_unref(pending)
-        onFinish?()
+        connection?.forget(self)
+        guard let completion else { return }
         guard let reply else {
-            completion?(.failure(DBusError(name: DBusError.noReplyName, message: "No reply was received")))
+            run(completion, .failure(DBusError(name: DBusError.noReplyName, message: "No reply was received")))
             return
         }
         let message = Message(owning: reply)
         if let error = message.error {
-            completion?(.failure(error))
+            run(completion, .failure(error))
         } else {
-            completion?(.success(message))
+            run(completion, .success(message))
         }
     }
 
     /// Finishes without a reply.
     func finish(_ result: Result<Message, any Error>, cancelPending: Bool) {
-        let taken = state.withLock { state -> (OpaquePointer?, (@Sendable (Result<Message, any Error>) -> Void)?)? in
+        let taken = withState { state -> (OpaquePointer?, (@Sendable (Result<Message, any Error>) -> Void)?, Connection?)? in
             guard !state.finished else { return nil }
             state.finished = true
             state.early = result
@@ -532,15 +564,21 @@ final class PendingCall: @unchecked Sendable {
                 state.pending = nil
                 state.completion = nil
             }
-            return (state.pending, state.completion)
+            return (state.pending, state.completion, state.connection)
         }
-        guard let (pending, completion) = taken else { return }
+        guard let (pending, completion, connection) = taken else { return }
         if let pending {
             if cancelPending { dbus_pending_call_cancel(pending) }
             dbus_pending_call_unref(pending)
         }
-        onFinish?()
-        completion?(result)
+        connection?.forget(self)
+        if let completion { run(completion, result) }
+    }
+
+    /// Runs the completion, on the connection's thread when it must.
+    private func run(_ completion: @escaping @Sendable (Result<Message, any Error>) -> Void, _ result: Result<Message, any Error>) {
+        guard let loop, !loop.isCurrent else { return completion(result) }
+        loop.async { completion(result) }
     }
 }
 
@@ -562,6 +600,34 @@ extension Duration {
         let (total, overflow2) = ms.addingReportingOverflow(attoseconds / 1_000_000_000_000_000)
         return overflow2 ? (ms < 0 ? .min : .max) : total
     }
+}
+
+// MARK: - Timers
+
+/// A timer of a connection's loop (``Connection/makeTimer(_:)``).
+public final class ConnectionTimer: Sendable {
+    let loop: MainLoop
+    let timer: LoopTimer
+
+    init(loop: MainLoop, timer: LoopTimer) {
+        self.loop = loop
+        self.timer = timer
+    }
+
+    /// Fires once, `delay` from now (at the loop's next look when it is not
+    /// positive), replacing any deadline set before.
+    public func fire(after delay: Duration) {
+        // Both components have the sign of the duration. At most 2³² s (136 years) ahead: nothing overflows.
+        let (seconds, attoseconds) = delay.components
+        let nanoseconds = seconds < 0 || attoseconds < 0 ? 0 : min(seconds, 1 << 32) * 1_000_000_000 + attoseconds / 1_000_000_000
+        loop.schedule(timer, at: monotonicNanoseconds() + UInt64(nanoseconds))
+    }
+
+    /// Keeps it from firing until it is armed again.
+    public func disarm() { loop.disarm(timer) }
+
+    /// Removes it from the loop for good.
+    public func invalidate() { loop.removeTimer(timer) }
 }
 
 // MARK: - Executor

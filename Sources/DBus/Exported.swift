@@ -1,6 +1,6 @@
 import Synchronization
 
-/// An incoming method call, with its arguments already copied out.
+/// An incoming method call.
 public struct MethodCall: Sendable {
     public let message: Message
     /// The caller's unique name.
@@ -8,7 +8,20 @@ public struct MethodCall: Sendable {
     public let path: String
     public let interface: String
     public let member: String
-    public let arguments: [DBusValue]
+    /// The arguments, copied out of the message before the handler runs
+    /// (``MethodHandler/reading(_:)`` reads them itself, and they are read
+    /// here only when asked for).
+    public var arguments: [DBusValue] { read ?? message.arguments() }
+    private let read: [DBusValue]?
+
+    init(message: Message, sender: String, path: String, interface: String, member: String, arguments: [DBusValue]?) {
+        self.message = message
+        self.sender = sender
+        self.path = path
+        self.interface = interface
+        self.member = member
+        read = arguments
+    }
 }
 
 /// An error that knows its D-Bus name. Handlers may throw these (or
@@ -64,6 +77,22 @@ public final class Reply: Sendable {
         transmit(.success(values))
     }
 
+    /// Replies with the values `body` writes (see ``MessageWriter``); they
+    /// must match the method's declared out-signature.
+    public func succeed(writing body: (inout MessageWriter) throws -> Void) {
+        guard !sent.exchange(true, ordering: .acquiringAndReleasing), !call.noReplyExpected else { return }
+        let message: Message?
+        do {
+            let reply = try call.makeReturn(writing: body)
+            message =
+                reply.hasSignature(outSignature)
+                ? reply : call.makeError(.failed("internal error: \(what) produced '\(reply.signature)' instead of '\(outSignature)'"))
+        } catch {
+            message = call.makeError(Self.unsendable(what, error))
+        }
+        if let message { try? connection.send(message) }
+    }
+
     /// Replies with an error.
     public func fail(_ error: any Error) {
         guard !sent.exchange(true, ordering: .acquiringAndReleasing) else { return }
@@ -102,6 +131,12 @@ public enum MethodHandler: Sendable {
     case deferred(@Sendable (MethodCall, Reply) -> Void)
     /// Runs in a new task, which the connection holds and cancels when it is lost.
     case async(@Sendable (MethodCall) async throws -> [DBusValue])
+    /// Runs on the connection's thread, reads its arguments from the message
+    /// itself, typed (``MessageReader``, within the connection's decoding
+    /// limits), and answers through `Reply` whenever it likes. It may throw
+    /// only while it reads, before it answers: what it throws answers the
+    /// call, and a call over the limits is answered as the limits say.
+    case reading(@Sendable (MethodCall, inout MessageReader, Reply) throws -> Void)
 }
 
 /// Accessors of one property. The getter runs on the connection's thread.
@@ -250,7 +285,9 @@ final class ObjectServer: Sendable {
         /// many objects side by side (`/…/widgets/w1` … `/…/widgets/w100000`)
         /// keeps each one's short last element, held inline in its `String`,
         /// rather than a whole path on the heap for each.
-        var objects: [String: [String: [ExportedInterface]]] = [:]
+        var objects: [String: [String: [ExportedInterface]]] = [:] {
+            didSet { lastFound = nil }
+        }
         var managers: Set<String> = []
         /// What reading one call's arguments may build.
         var limits = DecodingLimits.none
@@ -267,6 +304,34 @@ final class ObjectServer: Sendable {
                 objects[parent, default: [:]][leaf] = newValue
                 if objects[parent]?.isEmpty == true { objects[parent] = nil }
             }
+        }
+
+        /// The parent path looked up last, reused as the key while calls go
+        /// to objects beside each other: a parent such as
+        /// `/org/example/items` (of `/org/example/items/i1` …) is then not made a String again for each.
+        private var lastParent = ""
+
+        /// The path looked up last and what was found there, until the
+        /// objects change: calls in a row to one object find it by comparing
+        /// the path, without hashing it.
+        private var lastFound: (path: String, interfaces: [ExportedInterface]?)?
+
+        /// The interfaces at `path`, as the subscript reads them.
+        mutating func interfaces(at path: String) -> [ExportedInterface]? {
+            if let lastFound, lastFound.path == path { return lastFound.interfaces }
+            let found: [ExportedInterface]?
+            if path != "/", let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) {
+                if slash == path.startIndex {
+                    lastParent = "/"
+                } else if !lastParent.utf8.elementsEqual(path.utf8[..<slash]) {
+                    lastParent = String(path[..<slash])
+                }
+                found = objects[lastParent]?[String(path[path.index(after: slash)...])]
+            } else {
+                found = objects[""]?[""]
+            }
+            lastFound = (path, found)
+            return found
         }
     }
     let state = Locked(State())
@@ -285,7 +350,7 @@ final class ObjectServer: Sendable {
     }
 
     func interfaces(at path: String) -> [ExportedInterface]? {
-        state.withLock { $0[path] }
+        state.withLock { $0.interfaces(at: path) }
     }
 
     /// The nearest ObjectManager at or above `path`, excluding `path` itself.
@@ -315,19 +380,36 @@ final class ObjectServer: Sendable {
     }
 
     func checkSignal(path: String, interface: String, member: String, arguments: [DBusValue]) throws {
-        let description =
-            StandardInterfaces.descriptions[interface]
-            ?? interfaces(at: path)?.first { $0.description.name == interface }?.description
-        guard let description else {
+        let signal = try declaredSignal(path: path, interface: interface, member: member)
+        guard DBusValue.signatures(of: arguments, equal: signal.signature) else {
+            throw Self.wrongSignature(signal, interface, signature: arguments.map(\.signature).joined())
+        }
+    }
+
+    /// The signal `member` of `interface`, which the object at `path` must serve.
+    func declaredSignal(path: String, interface: String, member: String) throws -> InterfaceDescription.Signal {
+        // Read in place: the interface copied out of the object's list, and
+        // the standard interfaces hashed for every signal, cost more than the
+        // rest of the check.
+        let declared: InterfaceDescription.Signal??
+        if interface.utf8.starts(with: "org.freedesktop.DBus.".utf8), let standard = StandardInterfaces.descriptions[interface] {
+            declared = .some(standard.signal(member))
+        } else {
+            declared = interfaces(at: path)?.withUnsafeBufferPointer { exported in
+                exported.firstIndex { $0.description.name == interface }.map { exported[$0].description.signal(member) }
+            }
+        }
+        guard let declared else {
             throw DBusEncodingError("no interface \(interface) is exported at \(path)")
         }
-        guard let signal = description.signal(member) else {
+        guard let signal = declared else {
             throw DBusEncodingError("\(interface) declares no signal \(member)")
         }
-        guard DBusValue.signatures(of: arguments, equal: signal.signature) else {
-            let signature = arguments.map(\.signature).joined()
-            throw DBusEncodingError("\(interface).\(member) has signature '\(signal.signature)', not '\(signature)'")
-        }
+        return signal
+    }
+
+    static func wrongSignature(_ signal: InterfaceDescription.Signal, _ interface: String, signature: String) -> DBusEncodingError {
+        DBusEncodingError("\(interface).\(signal.name) has signature '\(signal.signature)', not '\(signature)'")
     }
 
     func introspect(path: String) -> String {
@@ -390,7 +472,9 @@ final class ObjectServer: Sendable {
     func handle(_ message: Message, on connection: Connection) {
         let path = message.path ?? "/"
         let member = message.member ?? ""
-        let interfaceName = message.interface
+        // The interface is compared in place; its name is made a String only for a message.
+        let hasInterface = message.hasInterface
+        var interfaceName: String? { message.interface }
         let exported = interfaces(at: path)
 
         func fail(_ name: String, _ text: String) {
@@ -408,7 +492,7 @@ final class ObjectServer: Sendable {
         }
 
         // Introspectable works on every node, including the inner ones.
-        if interfaceName == StandardInterfaces.introspectable || (interfaceName == nil && member == "Introspect") {
+        if message.hasInterface(StandardInterfaces.introspectable) || (!hasInterface && member == "Introspect") {
             guard member == "Introspect" else {
                 return fail(DBusError.unknownMethodName, "org.freedesktop.DBus.Introspectable has no method \(member)")
             }
@@ -421,7 +505,7 @@ final class ObjectServer: Sendable {
             return answer([.string(introspect(path: path))])
         }
 
-        if interfaceName == StandardInterfaces.objectManager, state.withLock({ $0.managers.contains(path) }) {
+        if message.hasInterface(StandardInterfaces.objectManager), state.withLock({ $0.managers.contains(path) }) {
             guard member == "GetManagedObjects" else {
                 return fail(DBusError.unknownMethodName, "org.freedesktop.DBus.ObjectManager has no method \(member)")
             }
@@ -442,49 +526,78 @@ final class ObjectServer: Sendable {
                 DBusError.invalidArgsName,
                 "\(method) takes no unix file descriptors, but the call carried some (type 'h'); send the call without them — they were closed unread")
         }
-        if interfaceName == StandardInterfaces.properties {
+        if message.hasInterface(StandardInterfaces.properties) {
             if message.containsUnixFDs { return refuseDescriptors("\(StandardInterfaces.properties).\(member)") }
             return handleProperties(message, member: member, exported: exported, path: path, connection: connection, fail: fail, answer: answer)
         }
 
-        let interface: ExportedInterface?
-        if let interfaceName {
-            interface = exported.first { $0.description.name == interfaceName }
-            guard interface != nil else {
-                return fail(DBusError.unknownInterfaceName, "The object at \(path) has no interface \(interfaceName)")
+        // The interface is found by its index and read in place: a copy of
+        // it (its description, its tables) cost a retain and a release of
+        // each of its references on every call.
+        let found: Int?
+        if hasInterface {
+            found = exported.firstIndex { message.hasInterface($0.description.name) }
+            guard found != nil else {
+                return fail(DBusError.unknownInterfaceName, "The object at \(path) has no interface \(interfaceName ?? "")")
             }
         } else {
-            interface = exported.first { $0.description.method(member) != nil }
+            found = exported.firstIndex { $0.methods[member] != nil }
         }
-        guard let interface, let method = interface.description.method(member), let handler = interface.methods[member] else {
+        // Through a buffer pointer: an array's subscript copied the whole interface out first.
+        let entry = found.flatMap { found in
+            exported.withUnsafeBufferPointer { interfaces in
+                interfaces[found].methods[member].map { (interfaces[found].description.method(member), $0, interfaces[found].description.name) }
+            }
+        }
+        guard let entry, let method = entry.0 else {
             return fail(
                 DBusError.unknownMethodName,
                 "\(interfaceName ?? "The object at \(path)") has no method \(member)")
         }
+        let (handler, name) = (entry.1, entry.2)
         if message.containsUnixFDs && !method.takesUnixFDs {
-            return refuseDescriptors("\(interface.description.name).\(member)")
+            return refuseDescriptors("\(name).\(member)")
         }
-        let signature = message.signature
-        guard signature == method.inSignature else {
+        guard message.hasSignature(method.inSignature) else {
             let expected = method.inSignature.isEmpty ? "takes no arguments" : "takes arguments of type '\(method.inSignature)'"
             return fail(
                 DBusError.invalidArgsName,
-                "\(interface.description.name).\(member) \(expected), but the call carried '\(signature)'")
+                "\(name).\(member) \(expected), but the call carried '\(message.signature)'")
+        }
+        let limits = state.withLock { $0.limits }
+        func overLimits(_ error: any Error) -> DBusError {
+            DBusError(name: limits.errorName, message: "\(name).\(member): \(error); send less in one call")
+        }
+        let reply = Reply(
+            connection: connection, call: message, outSignature: method.outSignature, interface: name,
+            member: member)
+        if case .reading(let body) = handler {
+            let call = MethodCall(
+                message: message, sender: message.sender ?? "", path: path, interface: name, member: member,
+                arguments: nil)
+            var reader = MessageReader(message, limits: limits)
+            do {
+                try body(call, &reader, reply)
+            } catch let error as DecodingLimitExceeded {
+                reply.fail(overLimits(error))
+            } catch {
+                reply.fail(error)
+            }
+            return
         }
         let arguments: [DBusValue]
-        let limits = state.withLock { $0.limits }
         do {
             arguments = try message.arguments(within: limits)
         } catch {
-            return fail(limits.errorName, "\(interface.description.name).\(member): \(error); send less in one call")
+            let error = overLimits(error)
+            return fail(error.name, error.message)
         }
         let call = MethodCall(
-            message: message, sender: message.sender ?? "", path: path, interface: interface.description.name,
+            message: message, sender: message.sender ?? "", path: path, interface: name,
             member: member, arguments: arguments)
-        let reply = Reply(
-            connection: connection, call: message, outSignature: method.outSignature, interface: interface.description.name,
-            member: member)
         switch handler {
+        case .reading:
+            preconditionFailure("answered above")
         case .immediate(let body):
             do { reply.succeed(try body(call)) } catch { reply.fail(error) }
         case .deferred(let body):

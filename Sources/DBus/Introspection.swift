@@ -16,10 +16,24 @@ public struct InterfaceDescription: Sendable, Equatable {
 
     public struct Method: Sendable, Equatable {
         public var name: String
-        public var args: [Arg]
+        public var args: [Arg] {
+            didSet { (inSignature, outSignature) = Self.signatures(args) }
+        }
         public var annotations: [Annotation]
-        public var inSignature: String { args.filter { $0.direction == .in }.map(\.type).joined() }
-        public var outSignature: String { args.filter { $0.direction == .out }.map(\.type).joined() }
+        /// Kept with the arguments, not joined again for each call that is checked against them.
+        public private(set) var inSignature: String
+        public private(set) var outSignature: String
+
+        public init(name: String, args: [Arg], annotations: [Annotation]) {
+            self.name = name
+            self.args = args
+            self.annotations = annotations
+            (inSignature, outSignature) = Self.signatures(args)
+        }
+
+        private static func signatures(_ args: [Arg]) -> (in: String, out: String) {
+            (args.filter { $0.direction == .in }.map(\.type).joined(), args.filter { $0.direction == .out }.map(\.type).joined())
+        }
         /// Whether a call may carry unix file descriptors: its arguments
         /// declare an `h`, or the method carries GDBus's annotation for one
         /// that takes them elsewhere (inside a variant), `org.gtk.GDBus.C.UnixFD`.
@@ -31,9 +45,19 @@ public struct InterfaceDescription: Sendable, Equatable {
 
     public struct Signal: Sendable, Equatable {
         public var name: String
-        public var args: [Arg]
+        public var args: [Arg] {
+            didSet { signature = args.map(\.type).joined() }
+        }
         public var annotations: [Annotation]
-        public var signature: String { args.map(\.type).joined() }
+        /// Kept with the arguments, not joined again for each emission checked against it.
+        public private(set) var signature: String
+
+        public init(name: String, args: [Arg], annotations: [Annotation]) {
+            self.name = name
+            self.args = args
+            self.annotations = annotations
+            signature = args.map(\.type).joined()
+        }
     }
 
     public struct Property: Sendable, Equatable {

@@ -74,6 +74,10 @@ final class MainLoop: @unchecked Sendable {
     let closed = Atomic<Bool>(false)
     /// Called on the loop thread for each message libdbus dispatches to the filter.
     var onMessage: (@Sendable (Message) -> Bool)?
+    /// The queue's storage between runs of the jobs; the loop thread's alone.
+    private var spareJobs: [@Sendable () -> Void] = []
+    /// The job ``scheduleDrain()`` queues, made once (set in `init`, read only after).
+    private var drainJob: @Sendable () -> Void = {}
 
     /// Written to wake the thread from poll.
     private let wakeFD: Int32
@@ -88,6 +92,11 @@ final class MainLoop: @unchecked Sendable {
         wakeFD = (try? System.eventFD()) ?? -1
         fallback = DispatchQueue(label: "dbus.\(label).after")
         fallback.setSpecific(key: fallbackKey, value: ObjectIdentifier(self))
+        drainJob = { [weak self] in
+            guard let self else { return }
+            drainScheduled.store(false, ordering: .releasing)
+            drain()
+        }
     }
 
     deinit {
@@ -161,6 +170,19 @@ final class MainLoop: @unchecked Sendable {
     /// Runs `job` at once when on the loop thread, else queues it.
     func execute(_ job: @escaping @Sendable () -> Void) {
         if isCurrent { job() } else { async(job) }
+    }
+
+    /// Runs `job` with `context` at once when on the loop thread, else queues
+    /// it. A `job` that captures nothing is made without allocating, so only
+    /// a job that is queued costs one.
+    ///
+    /// Every libdbus call that touches the socket is made on the loop thread
+    /// this way. When another thread holds a connection's I/O path (as a send
+    /// does while it writes), libdbus's watch handler gives up after a
+    /// millisecond and reads nothing; keeping all I/O on one thread means that
+    /// never happens.
+    func execute<Context: Sendable>(_ context: Context, _ job: @escaping @Sendable (Context) -> Void) {
+        if isCurrent { job(context) } else { async { job(context) } }
     }
 
     /// Ends the thread once the jobs queued so far have run.
@@ -281,11 +303,15 @@ final class MainLoop: @unchecked Sendable {
     private enum Step { case work, sleep, exit }
 
     private func runJobs() {
-        let jobs = state.withLock { state -> [@Sendable () -> Void] in
-            defer { state.jobs.removeAll(keepingCapacity: true) }
-            return state.jobs
-        }
+        // The queue and an empty array trade places, and the array comes back
+        // emptied: taking the jobs allocates nothing, where copying them out
+        // made the queue allocate its storage again each time.
+        var jobs = spareJobs
+        spareJobs = []
+        state.withLock { swap(&$0.jobs, &jobs) }
         for job in jobs { job() }
+        jobs.removeAll(keepingCapacity: true)
+        spareJobs = jobs
     }
 
     private func handle(_ box: WatchBox, _ condition: UInt32) {
@@ -386,10 +412,7 @@ final class MainLoop: @unchecked Sendable {
     /// Queues a drain unless one is pending.
     func scheduleDrain() {
         guard !drainScheduled.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        async { [self] in
-            drainScheduled.store(false, ordering: .releasing)
-            drain()
-        }
+        async(drainJob)
     }
 
     /// Dispatches every queued message. Runs on the loop thread only.

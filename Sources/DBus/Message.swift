@@ -68,33 +68,78 @@ public final class Message: @unchecked Sendable {
     public static func methodCall(
         destination: String?, path: String, interface: String?, member: String, arguments: [DBusValue] = []
     ) throws -> Message {
+        let message = try newMethodCall(destination: destination, path: path, interface: interface, member: member)
+        try message.append(arguments)
+        return message
+    }
+
+    /// A method call whose arguments `body` writes.
+    public static func methodCall(
+        destination: String?, path: String, interface: String?, member: String, writing body: (inout MessageWriter) throws -> Void
+    ) throws -> Message {
+        let message = try newMethodCall(destination: destination, path: path, interface: interface, member: member)
+        try message.write(body)
+        return message
+    }
+
+    private static func newMethodCall(destination: String?, path: String, interface: String?, member: String) throws -> Message {
         try Names.checkPath(path)
         try Names.checkMember(member)
         if let interface { try Names.checkInterface(interface) }
         if let destination { try Names.checkBusName(destination) }
-        guard let raw = dbus_message_new_method_call(destination, path, interface, member) else { throw DBusError.noMemory }
-        let message = Message(owning: raw)
-        try message.append(arguments)
-        return message
+        let raw = withOptionalCString(destination) { destination in
+            path.withCString { path in
+                withOptionalCString(interface) { interface in member.withCString { dbus_message_new_method_call(destination, path, interface, $0) } }
+            }
+        }
+        guard let raw else { throw DBusError.noMemory }
+        return Message(owning: raw)
     }
 
     /// A signal.
     public static func signal(path: String, interface: String, member: String, arguments: [DBusValue] = []) throws -> Message {
-        try Names.checkPath(path)
-        try Names.checkInterface(interface)
-        try Names.checkMember(member)
-        guard let raw = dbus_message_new_signal(path, interface, member) else { throw DBusError.noMemory }
-        let message = Message(owning: raw)
+        let message = try newSignal(path: path, interface: interface, member: member)
         try message.append(arguments)
         return message
     }
 
+    /// A signal whose arguments `body` writes.
+    public static func signal(path: String, interface: String, member: String, writing body: (inout MessageWriter) throws -> Void) throws
+        -> Message
+    {
+        let message = try newSignal(path: path, interface: interface, member: member)
+        try message.write(body)
+        return message
+    }
+
+    private static func newSignal(path: String, interface: String, member: String) throws -> Message {
+        try Names.checkPath(path)
+        try Names.checkInterface(interface)
+        try Names.checkMember(member)
+        let raw = path.withCString { path in
+            interface.withCString { interface in member.withCString { dbus_message_new_signal(path, interface, $0) } }
+        }
+        guard let raw else { throw DBusError.noMemory }
+        return Message(owning: raw)
+    }
+
     /// A method return for this call.
     public func makeReturn(_ arguments: [DBusValue] = []) throws -> Message {
-        guard let raw = dbus_message_new_method_return(self.raw) else { throw DBusError.noMemory }
-        let message = Message(owning: raw)
+        let message = try newReturn()
         try message.append(arguments)
         return message
+    }
+
+    /// A method return for this call, whose arguments `body` writes.
+    public func makeReturn(writing body: (inout MessageWriter) throws -> Void) throws -> Message {
+        let message = try newReturn()
+        try message.write(body)
+        return message
+    }
+
+    private func newReturn() throws -> Message {
+        guard let raw = dbus_message_new_method_return(self.raw) else { throw DBusError.noMemory }
+        return Message(owning: raw)
     }
 
     /// An error reply for this call.
@@ -382,7 +427,7 @@ enum Marshal {
     static func align(_ offset: Int, _ alignment: Int) -> Int { (offset + alignment - 1) & ~(alignment - 1) }
 
     /// The wire alignment of a type, decided by its first character.
-    private static func alignment(of signature: String) -> Int {
+    static func alignment(of signature: String) -> Int {
         switch signature.utf8.first {
         case UInt8(ascii: "n"), UInt8(ascii: "q"): 2
         case UInt8(ascii: "b"), UInt8(ascii: "i"), UInt8(ascii: "u"), UInt8(ascii: "s"), UInt8(ascii: "o"), UInt8(ascii: "a"),
@@ -395,7 +440,7 @@ enum Marshal {
 
     /// Whether `value` is of type `signature`, without building the value's
     /// signature for the common cases (basic types and variants).
-    private static func has(_ value: DBusValue, type signature: String) -> Bool {
+    static func has(_ value: DBusValue, type signature: String) -> Bool {
         let utf8 = signature.utf8
         guard utf8.count == 1, let code = utf8.first else { return value.hasSignature(signature) }
         switch (code, value) {
@@ -410,9 +455,12 @@ enum Marshal {
     }
 
     /// Whether a string holds a NUL byte (memchr over its UTF-8 when contiguous).
-    private static func containsNUL(_ s: String) -> Bool {
-        var s = s
-        return s.withUTF8 { bytes in bytes.count > 0 && memchr(bytes.baseAddress!, 0, bytes.count) != nil }
+    static func containsNUL(_ s: String) -> Bool {
+        // In place, where the string is one piece (always, for a native one): no copy of it to make one.
+        if let found = s.utf8.withContiguousStorageIfAvailable({ $0.count > 0 && memchr($0.baseAddress!, 0, $0.count) != nil }) {
+            return found
+        }
+        return s.utf8.contains(0)
     }
 
     /// Appends one checked value. False only when libdbus runs out of memory.
@@ -458,14 +506,14 @@ enum Marshal {
         }
     }
 
-    private static func appendString(_ s: String, _ type: Int32, _ iter: inout DBusMessageIter) -> Bool {
+    static func appendString(_ s: String, _ type: Int32, _ iter: inout DBusMessageIter) -> Bool {
         s.withCString { p in
             var pointer: UnsafePointer<CChar>? = p
             return dbus_message_iter_append_basic(&iter, type, &pointer) != 0
         }
     }
 
-    private static func container(
+    static func container(
         _ type: Int32, _ signature: String?, _ iter: inout DBusMessageIter,
         _ body: (inout DBusMessageIter) -> Bool
     ) -> Bool {
@@ -536,10 +584,17 @@ enum Marshal {
             return values
         }
 
-        private func count(_ entries: Int) throws(DecodingLimitExceeded) {
+        func count(_ entries: Int) throws(DecodingLimitExceeded) {
             guard entries > limits.maxContainerEntries else { return }
             throw DecodingLimitExceeded(
                 "an array or dictionary in the call holds more than \(limits.maxContainerEntries) entries, the limit\(limits.entriesName.map { " \($0)" } ?? "")")
+        }
+
+        /// Throws once the `a{sv}` whose reading started at `start` bytes holds more than the limit.
+        func weigh(since start: Int) throws(DecodingLimitExceeded) {
+            guard bytes - start > limits.maxDictionaryBytes else { return }
+            throw DecodingLimitExceeded(
+                "a dictionary (a{sv}) in the call holds more than \(limits.maxDictionaryBytes) bytes, the limit\(limits.bytesName.map { " \($0)" } ?? "")")
         }
 
         mutating func read(_ iter: inout DBusMessageIter) throws(DecodingLimitExceeded) -> DBusValue {
@@ -571,10 +626,7 @@ enum Marshal {
                     dbus_message_iter_next(&pair)
                     let v = try read(&pair)
                     entries.append(.init(k, v))
-                    if weighed && bytes - start > limits.maxDictionaryBytes {
-                        throw DecodingLimitExceeded(
-                            "a dictionary (a{sv}) in the call holds more than \(limits.maxDictionaryBytes) bytes, the limit\(limits.bytesName.map { " \($0)" } ?? "")")
-                    }
+                    if weighed { try weigh(since: start) }
                     dbus_message_iter_next(&sub)
                 }
                 return .dictionary(key: key, value: value, entries)
@@ -594,13 +646,13 @@ enum Marshal {
         }
     }
 
-    private static func basic<T>(_ iter: inout DBusMessageIter, _ initial: T) -> T {
+    static func basic<T>(_ iter: inout DBusMessageIter, _ initial: T) -> T {
         var value = initial
         withUnsafeMutablePointer(to: &value) { dbus_message_iter_get_basic(&iter, $0) }
         return value
     }
 
-    private static func string(_ iter: inout DBusMessageIter) -> String {
+    static func string(_ iter: inout DBusMessageIter) -> String {
         var pointer: UnsafePointer<CChar>? = nil
         dbus_message_iter_get_basic(&iter, &pointer)
         guard let pointer else { return "" }
@@ -612,6 +664,14 @@ enum Marshal {
         defer { dbus_free(p) }
         return String(cString: p)
     }
+}
+
+/// Runs `body` with `text` as a C string, or nil. A name made a C string this
+/// way costs nothing, where a short Swift string handed to C as it is gets
+/// copied to the heap first.
+func withOptionalCString<Result>(_ text: String?, _ body: (UnsafePointer<CChar>?) -> Result) -> Result {
+    guard let text else { return body(nil) }
+    return text.withCString(body)
 }
 
 /// Validation of bus names, interface and member names.

@@ -9,14 +9,15 @@
 public struct TypedReply<Value>: Sendable {
     /// The untyped reply, for what needs the call's message.
     public let untyped: Reply
-    private let encode: @Sendable (Value) -> [DBusValue]
+    private let write: @Sendable (inout MessageWriter, Value) throws -> Void
 
-    public init(_ reply: Reply, encode: @escaping @Sendable (Value) -> [DBusValue]) {
+    /// `write` writes a `Value` into the reply's message.
+    public init(_ reply: Reply, writing write: @escaping @Sendable (inout MessageWriter, Value) throws -> Void) {
         self.untyped = reply
-        self.encode = encode
+        self.write = write
     }
 
-    public func succeed(_ value: Value) { untyped.succeed(encode(value)) }
+    public func succeed(_ value: Value) { untyped.succeed { try write(&$0, value) } }
 
     public func fail(_ error: any Error) { untyped.fail(error) }
 

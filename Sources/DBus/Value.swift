@@ -87,7 +87,7 @@ extension DBusValue {
     }
 
     /// Consumes this value's signature from `bytes` at `index`; false on a mismatch.
-    private func match(_ bytes: UnsafeBufferPointer<UInt8>, _ index: inout Int) -> Bool {
+    func match(_ bytes: UnsafeBufferPointer<UInt8>, _ index: inout Int) -> Bool {
         func take(_ c: UInt8) -> Bool {
             guard index < bytes.count, bytes[index] == c else { return false }
             index += 1
@@ -261,7 +261,7 @@ public enum Signature {
     }
 
     /// The end index of the complete type that starts at `start`.
-    private static func completeTypeEnd(_ b: UnsafeBufferPointer<UInt8>, _ start: Int, arrayDepth: Int, structDepth: Int) -> Int? {
+    static func completeTypeEnd(_ b: UnsafeBufferPointer<UInt8>, _ start: Int, arrayDepth: Int, structDepth: Int) -> Int? {
         guard start < b.count, arrayDepth <= 32, structDepth <= 32 else { return nil }
         let c = b[start]
         if isBasic(c) || c == UInt8(ascii: "v") { return start + 1 }

@@ -1,6 +1,5 @@
 import Foundation
 import PrivateBus
-import Synchronization
 
 /// A real `gnome-shell --x11` with the WidgetHost extension
 /// (renderers/gnome-shell), for the tests and the benchmark: on a virtual
@@ -9,24 +8,11 @@ import Synchronization
 /// script and enabled through GSettings in a keyfile
 /// (`GSETTINGS_BACKEND=keyfile`), so nothing of the machine's session is
 /// touched. ``stop()`` ends everything it started.
-public final class GnomeShell: @unchecked Sendable {
+public final class GnomeShell: DesktopProgram, @unchecked Sendable {
     public static let extensionUUID = "widgethost@widgethost.org"
     public static let executable = "/usr/bin/gnome-shell"
 
-    public let display: VirtualDisplay
     public let systemBus: PrivateBus
-    public let process: Process
-    /// What the shell runs with on top of the session's environment (the
-    /// display, the folders, the system bus); its helpers (xdotool, AT-SPI
-    /// clients) need the same.
-    public let environment: [String: String]
-    private let session: [String: String]
-    private let configHome: URL
-    private let output: URL
-    private let stopped = Mutex(false)
-
-    /// What the shell printed so far.
-    public func printed() -> String { (try? String(contentsOf: output, encoding: .utf8)) ?? "" }
 
     /// Installs the extension from `source` (the renderers/gnome-shell folder)
     /// into `$XDG_DATA_HOME` of `session` (the environment of the session
@@ -60,16 +46,8 @@ public final class GnomeShell: @unchecked Sendable {
                 "HOME": home.path, "XDG_CACHE_HOME": root.appendingPathComponent("cache").path,
                 "DBUS_SYSTEM_BUS_ADDRESS": systemBus!.address, "GSETTINGS_BACKEND": "keyfile",
             ]
-            let output = root.appendingPathComponent("gnome-shell-\(UUID().uuidString.prefix(4)).out")
-            _ = FileManager.default.createFile(atPath: output.path, contents: nil)
-            let handle = try FileHandle(forWritingTo: output)
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: executable)
-            process.arguments = ["--x11", "--replace", "--sm-disable"]
-            process.environment = session.merging(environment) { _, new in new }
-            process.standardOutput = handle
-            process.standardError = handle
-            try PrivateBus.withCleanSignalMask { try process.run() }
+            let output = ProgramOutput(in: root, name: "gnome-shell")
+            let process = try output.run(executable, ["--x11", "--replace", "--sm-disable"], environment: session.merging(environment) { _, new in new })
             let shell = GnomeShell(
                 display: display!, systemBus: systemBus!, process: process, environment: environment, session: session, configHome: configHome,
                 output: output)
@@ -87,17 +65,13 @@ public final class GnomeShell: @unchecked Sendable {
         }
     }
 
+    /// Its environment adds the system bus to the display and the folders.
     private init(
         display: VirtualDisplay, systemBus: PrivateBus, process: Process, environment: [String: String], session: [String: String],
-        configHome: URL, output: URL
+        configHome: URL, output: ProgramOutput
     ) {
-        self.display = display
         self.systemBus = systemBus
-        self.process = process
-        self.environment = environment
-        self.session = session
-        self.configHome = configHome
-        self.output = output
+        super.init(display: display, environment: environment, process: process, session: session, configHome: configHome, output: output)
     }
 
     /// The keyfile GSettings reads with GSETTINGS_BACKEND=keyfile (and follows as it changes):
@@ -130,10 +104,10 @@ public final class GnomeShell: @unchecked Sendable {
 
     /// Waits until the shell has enabled the extension, then leaves the overview the shell starts in.
     private func waitUntilReady() async throws {
-        let (session, environment) = (session, environment)
+        let everything = self.everything
         try await Self.waitUntilReady(
             running: { [process] in process.isRunning }, log: { [self] in printed() }, call: { [self] in try await call($0, $1) },
-            press: { _ = try await runCommand("/usr/bin/xdotool", ["key", $0], environment: session.merging(environment) { _, new in new }) })
+            press: { _ = try await runCommand("/usr/bin/xdotool", ["key", $0], environment: everything) })
     }
 
     /// Waits until a shell (`running`, which logs `log`) has enabled the extension, then leaves
@@ -178,7 +152,7 @@ public final class GnomeShell: @unchecked Sendable {
         let method = enabled ? "EnableExtension" : "DisableExtension"
         let result = try await call("org.gnome.Shell.Extensions.\(method)", [Self.extensionUUID])
         let state = enabled ? "'state': <1.0>" : "'state': <2.0>"
-        guard result.stdout.contains("true"), await Self.poll(timeout: 10, { await extensionState()?.contains(state) == true }) else {
+        guard result.stdout.contains("true"), await poll(timeout: 10, { await extensionState()?.contains(state) == true }) else {
             throw PrivateBusError("gnome-shell did not \(enabled ? "enable" : "disable") \(Self.extensionUUID): \(result)")
         }
     }
@@ -190,21 +164,6 @@ public final class GnomeShell: @unchecked Sendable {
             environment: session)
     }
 
-    /// Ends the shell, its display and its system bus; again is nothing.
-    public func stop() {
-        guard !stopped.withLock({ was in defer { was = true }; return was }) else { return }
-        endProcess(process)
-        display.stop()
-        systemBus.stop()
-    }
-
-    /// Whether `condition` holds within `timeout` seconds, asked every 20 ms.
-    private static func poll(timeout: Double, _ condition: () async -> Bool) async -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if await condition() { return true }
-            try? await Task.sleep(for: .milliseconds(20))
-        }
-        return await condition()
-    }
+    /// The shell's system bus ends after the shell.
+    override func ended() { systemBus.stop() }
 }

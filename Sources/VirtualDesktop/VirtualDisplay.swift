@@ -1,5 +1,6 @@
 import Foundation
 import PrivateBus
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -80,6 +81,85 @@ public func endProcess(_ process: Process) {
     for _ in 0..<100 where process.isRunning { usleep(50_000) }
     if process.isRunning { kill(process.processIdentifier, SIGKILL) }
     process.waitUntilExit()
+}
+
+/// A program the tests and the benchmarks start on a virtual display of its own, beside
+/// the caller's private session bus (``GnomeShell``, ``Plasma``): its display, its
+/// environment, its output. ``stop()`` ends it and its display.
+public class DesktopProgram: @unchecked Sendable {
+    public let display: VirtualDisplay
+    /// What the program runs with on top of the session's environment (the display, the
+    /// folders); its helpers (xdotool, AT-SPI clients) need the same.
+    public let environment: [String: String]
+    /// The running program (another one after a restart).
+    public internal(set) var process: Process
+    /// The session bus's environment, with the XDG folders.
+    let session: [String: String]
+    /// `$XDG_CONFIG_HOME` of the session, where the program's settings are written.
+    let configHome: URL
+    let output: ProgramOutput
+    private let stopped = Mutex(false)
+
+    init(display: VirtualDisplay, environment: [String: String], process: Process, session: [String: String], configHome: URL, output: ProgramOutput) {
+        (self.display, self.environment, self.process) = (display, environment, process)
+        (self.session, self.configHome, self.output) = (session, configHome, output)
+    }
+
+    /// What the program printed so far, across its restarts.
+    public func printed() -> String { output.printed() }
+
+    /// The session's environment with the program's own on top.
+    var everything: [String: String] { session.merging(environment) { _, new in new } }
+
+    /// Ends the program, its display and what ``ended()`` ends; again is nothing.
+    public func stop() {
+        guard !stopped.withLock({ was in defer { was = true }; return was }) else { return }
+        endProcess(process)
+        display.stop()
+        ended()
+    }
+
+    /// What a program ends besides itself and its display, once.
+    func ended() {}
+}
+
+/// A program's output (stdout and stderr) in a file of its own, read as it grows: what it
+/// printed, across its restarts, for the message of a failure.
+struct ProgramOutput: Sendable {
+    let file: URL
+
+    /// A new, empty `NAME-XXXX.out` in `folder`.
+    init(in folder: URL, name: String) {
+        file = folder.appendingPathComponent("\(name)-\(UUID().uuidString.prefix(4)).out")
+        _ = FileManager.default.createFile(atPath: file.path, contents: nil)
+    }
+
+    /// What was printed so far.
+    func printed() -> String { (try? String(contentsOf: file, encoding: .utf8)) ?? "" }
+
+    /// Starts `executable` with `arguments` and `environment`, what it prints added to the file.
+    func run(_ executable: String, _ arguments: [String], environment: [String: String]) throws -> Process {
+        let handle = try FileHandle(forWritingTo: file)
+        handle.seekToEndOfFile()
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        process.environment = environment
+        process.standardOutput = handle
+        process.standardError = handle
+        try PrivateBus.withCleanSignalMask { try process.run() }
+        return process
+    }
+}
+
+/// Whether `condition` holds within `timeout` seconds, asked every 20 ms.
+func poll(timeout: Double, _ condition: () async -> Bool) async -> Bool {
+    let deadline = Date().addingTimeInterval(timeout)
+    while Date() < deadline {
+        if await condition() { return true }
+        try? await Task.sleep(for: .milliseconds(20))
+    }
+    return await condition()
 }
 
 /// Xvfb's screen file mapped into memory, read where Xvfb draws: a pixel

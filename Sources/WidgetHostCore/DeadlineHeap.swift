@@ -1,17 +1,18 @@
-/// A binary min-heap of widget deadlines, for ``TimelineEngine``.
+/// A binary min-heap of deadlines, each for a key: widgets for
+/// ``TimelineEngine``, announcements for ``UpdatePacing``.
 ///
 /// Items are ordered by `(deadline, sequence)`; sequences are unique, so the
 /// order is total and popping is deterministic whatever order items were
 /// pushed or rebuilt in. The heap does not know which items are still wanted:
-/// the engine invalidates an item lazily by arming its widget with a newer
-/// sequence, and discards stale items when they reach the top.
-struct DeadlineHeap: Sendable {
+/// the timeline engine invalidates an item lazily by arming its widget with a
+/// newer sequence, and discards stale items when they reach the top.
+struct DeadlineHeap<Key: Sendable & Equatable>: Sendable {
     struct Item: Sendable, Equatable {
         /// Unix time in milliseconds.
         var deadline: Int64
         /// Unique per push; the tie-breaker and the validity token.
         var sequence: UInt64
-        var widgetID: String
+        var key: Key
 
         static func precedes(_ a: Item, _ b: Item) -> Bool {
             a.deadline != b.deadline ? a.deadline < b.deadline : a.sequence < b.sequence

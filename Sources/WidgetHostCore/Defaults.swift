@@ -23,6 +23,21 @@ public enum HostDefaults {
     /// Seconds before the first retry of a failed timeline fetch (`--reload-retry-delay`).
     public static let reloadRetryDelay: Double = 30
 
+    // MARK: Updates (docs/daemon.md#updates)
+
+    /// Milliseconds of a frame: each widget's and each Live Activity's
+    /// changes within one are announced once, the latest (`--update-frame-ms`).
+    public static let updateFrameMs = 16
+    /// Updates a second one app may send (`SetContent`, `LiveActivity.Update`),
+    /// sustained, and have each announced within a frame: two objects
+    /// animated at the frame rate (`--update-rate`).
+    public static let updateRate = 120
+    /// Updates one app may send at once beyond its rate (`--update-burst`).
+    public static let updateBurst = 240
+    /// Updates a second one app may send at all, two and a half times its
+    /// rate; more are refused with `LimitExceeded` (`--max-update-rate`).
+    public static let maxUpdateRate = 300
+
     // MARK: Content
 
     /// Bytes of a view tree's JSON (`--max-content-bytes`).

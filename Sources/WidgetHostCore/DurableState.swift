@@ -16,7 +16,7 @@ import Foundation
 // model from the image at start-up.
 
 /// A placed widget as stored.
-public struct StoredWidget: Codable, Sendable, Equatable {
+public struct StoredWidget: Sendable, Equatable {
     public var id: String
     public var appID: String
     public var kind: String
@@ -44,8 +44,23 @@ public struct StoredWidget: Codable, Sendable, Equatable {
     }
 }
 
+extension StoredWidget: DurableRecord {
+    init() {
+        (id, appID, kind, family, configuration, content) = ("", "", "", "", [:], nil)
+    }
+
+    mutating func fields<Fields: DurableFields>(_ fields: inout Fields) throws(Fields.Failure) {
+        try fields.field("id", &id)
+        try fields.field("appID", &appID)
+        try fields.field("kind", &kind)
+        try fields.field("family", &family)
+        try fields.field("configuration", &configuration)
+        try fields.field("content", &content)
+    }
+}
+
 /// A Live Activity as stored; dates in Unix milliseconds.
-public struct StoredActivity: Codable, Sendable, Equatable {
+public struct StoredActivity: Sendable, Equatable {
     public var id: String
     public var appID: String
     public var attributesType: String
@@ -73,9 +88,30 @@ public struct StoredActivity: Codable, Sendable, Equatable {
     }
 }
 
+extension StoredActivity: DurableRecord {
+    init() {
+        (id, appID, attributesType, content, attributes, state) = ("", "", "", "", [:], [:])
+        (staleDate, relevance, startedAt, endedAt, removeAt) = (nil, 0, 0, nil, nil)
+    }
+
+    mutating func fields<Fields: DurableFields>(_ fields: inout Fields) throws(Fields.Failure) {
+        try fields.field("id", &id)
+        try fields.field("appID", &appID)
+        try fields.field("attributesType", &attributesType)
+        try fields.field("content", &content)
+        try fields.field("attributes", &attributes)
+        try fields.field("state", &state)
+        try fields.field("staleDate", &staleDate)
+        try fields.field("relevance", &relevance)
+        try fields.field("startedAt", &startedAt)
+        try fields.field("endedAt", &endedAt)
+        try fields.field("removeAt", &removeAt)
+    }
+}
+
 /// A timeline as a provider returned it, with when it arrived.
-public struct StoredTimeline: Codable, Sendable, Equatable {
-    public struct Entry: Codable, Sendable, Equatable {
+public struct StoredTimeline: Sendable, Equatable {
+    public struct Entry: Sendable, Equatable {
         public var at: Int64
         public var content: String
     }
@@ -101,8 +137,31 @@ public struct StoredTimeline: Codable, Sendable, Equatable {
     }
 }
 
+extension StoredTimeline: DurableRecord {
+    init() {
+        (widgetID, entries, policy, reloadAt, receivedAt) = ("", [], "", 0, 0)
+    }
+
+    mutating func fields<Fields: DurableFields>(_ fields: inout Fields) throws(Fields.Failure) {
+        try fields.field("widgetID", &widgetID)
+        try fields.field("entries", &entries)
+        try fields.field("policy", &policy)
+        try fields.field("reloadAt", &reloadAt)
+        try fields.field("receivedAt", &receivedAt)
+    }
+}
+
+extension StoredTimeline.Entry: DurableRecord {
+    init() { (at, content) = (0, "") }
+
+    mutating func fields<Fields: DurableFields>(_ fields: inout Fields) throws(Fields.Failure) {
+        try fields.field("at", &at)
+        try fields.field("content", &content)
+    }
+}
+
 /// One change to the durable state, as the journal records it.
-public enum StateRecord: Codable, Sendable, Equatable {
+public enum StateRecord: Sendable, Equatable {
     /// An app's bundle (RegisterWidgets), as the app sent it.
     case bundle(appID: String, json: String)
     /// An app's bundle forgotten: the app is gone and has no placed widget.
@@ -123,8 +182,129 @@ public enum StateRecord: Codable, Sendable, Equatable {
     case minted(widget: String, activity: String)
 }
 
+// A record is an object with one member, its kind, whose value holds the
+// record's values: `{"bundle":{"appID":…,"json":…}}`, and a stored object
+// under `_0`: `{"widget":{"_0":{…}}}`, as the first hosts' `Codable`
+// conformances wrote an unlabelled value.
+extension StateRecord: DurableValue {
+    /// The kinds of records, as their member is named.
+    private enum Kind: String {
+        case bundle, bundleRemoved, widget, widgetRemoved, activity, activityRemoved, timeline, minted
+    }
+
+    /// A stored object, under `_0`.
+    private struct Unlabelled<Value: DurableRecord>: DurableRecord {
+        var value = Value()
+
+        mutating func fields<Fields: DurableFields>(_ fields: inout Fields) throws(Fields.Failure) {
+            try fields.field("_0", &value)
+        }
+    }
+
+    private struct Bundle: DurableRecord {
+        var appID = "", json = ""
+
+        mutating func fields<Fields: DurableFields>(_ fields: inout Fields) throws(Fields.Failure) {
+            try fields.field("appID", &appID)
+            try fields.field("json", &json)
+        }
+    }
+
+    private struct BundleRemoved: DurableRecord {
+        var appID = ""
+
+        mutating func fields<Fields: DurableFields>(_ fields: inout Fields) throws(Fields.Failure) {
+            try fields.field("appID", &appID)
+        }
+    }
+
+    private struct Removed: DurableRecord {
+        var id = ""
+
+        mutating func fields<Fields: DurableFields>(_ fields: inout Fields) throws(Fields.Failure) {
+            try fields.field("id", &id)
+        }
+    }
+
+    private struct Minted: DurableRecord {
+        var widget = "", activity = ""
+
+        mutating func fields<Fields: DurableFields>(_ fields: inout Fields) throws(Fields.Failure) {
+            try fields.field("widget", &widget)
+            try fields.field("activity", &activity)
+        }
+    }
+
+    func write(to writer: inout JSONWriter) throws(JSONWriter.NotFinite) {
+        try writer.object { (o: inout JSONWriter.Members) throws(JSONWriter.NotFinite) in
+            switch self {
+            case .bundle(let appID, let json): try o.member(Kind.bundle.rawValue, Bundle(appID: appID, json: json))
+            case .bundleRemoved(let appID): try o.member(Kind.bundleRemoved.rawValue, BundleRemoved(appID: appID))
+            case .widget(let widget): try o.member(Kind.widget.rawValue, Unlabelled(value: widget))
+            case .widgetRemoved(let id): try o.member(Kind.widgetRemoved.rawValue, Removed(id: id))
+            case .activity(let activity): try o.member(Kind.activity.rawValue, Unlabelled(value: activity))
+            case .activityRemoved(let id): try o.member(Kind.activityRemoved.rawValue, Removed(id: id))
+            case .timeline(let timeline): try o.member(Kind.timeline.rawValue, Unlabelled(value: timeline))
+            case .minted(let widget, let activity): try o.member(Kind.minted.rawValue, Minted(widget: widget, activity: activity))
+            }
+        }
+    }
+
+    init(reading reader: StateReader) throws {
+        var record: StateRecord?
+        var kinds = 0
+        try reader.members { name in
+            kinds += 1
+            guard kinds == 1 else { return try reader.skip() }
+            guard let kind = Kind(rawValue: name) else { throw StateFormatError(path: "$", problem: "'\(name)' is not a kind of record") }
+            switch kind {
+            case .bundle:
+                let bundle = try Bundle(reading: reader)
+                record = .bundle(appID: bundle.appID, json: bundle.json)
+            case .bundleRemoved: record = .bundleRemoved(appID: try BundleRemoved(reading: reader).appID)
+            case .widget: record = .widget(try Unlabelled<StoredWidget>(reading: reader).value)
+            case .widgetRemoved: record = .widgetRemoved(id: try Removed(reading: reader).id)
+            case .activity: record = .activity(try Unlabelled<StoredActivity>(reading: reader).value)
+            case .activityRemoved: record = .activityRemoved(id: try Removed(reading: reader).id)
+            case .timeline: record = .timeline(try Unlabelled<StoredTimeline>(reading: reader).value)
+            case .minted:
+                let minted = try Minted(reading: reader)
+                record = .minted(widget: minted.widget, activity: minted.activity)
+            }
+        }
+        guard kinds == 1, let record else { throw Self.notOneKind }
+        self = record
+    }
+
+    private static let notOneKind = StateFormatError(path: "$", problem: "a record is an object with exactly one member, its kind")
+
+    /// The record as one line of JSON.
+    /// - Throws: ``JSONWriter/NotFinite`` for a NaN or infinite double, which JSON cannot hold.
+    public func jsonText() throws(JSONWriter.NotFinite) -> String { try durableJSON() }
+
+    /// The record one line's JSON holds.
+    /// - Throws: `JSONSyntaxError` for text that is not JSON, ``StateFormatError`` for JSON of another shape.
+    public init(jsonText text: String) throws { try self.init(durableJSON: text) }
+}
+
+extension StateRecord {
+    /// What the record is about, for the log: "widget w7", "the bundle of org.example.A".
+    public var subject: String {
+        switch self {
+        case .bundle(let appID, _): "the bundle of \(appID)"
+        case .bundleRemoved(let appID): "the removal of the bundle of \(appID)"
+        case .widget(let widget): "widget \(widget.id)"
+        case .widgetRemoved(let id): "the removal of widget \(id)"
+        case .activity(let activity): "Live Activity \(activity.id)"
+        case .activityRemoved(let id): "the removal of Live Activity \(id)"
+        case .timeline(let timeline): "the timeline of widget \(timeline.widgetID)"
+        case .minted(let widget, let activity): "the last ids minted (\(widget), \(activity))"
+        }
+    }
+}
+
 /// The durable state: everything `--state-dir` holds.
-public struct DurableState: Codable, Sendable, Equatable {
+public struct DurableState: Sendable, Equatable {
     /// The version of the snapshot's layout: 2 is a record per line, 1 (read,
     /// never written) the whole state as one JSON document.
     public static let formatVersion = 2
@@ -167,6 +347,20 @@ public struct DurableState: Codable, Sendable, Equatable {
         }
     }
 
+    /// Hands `body` the state as records, each object's, in the order
+    /// ``apply(_:)`` rebuilds it from them: the ids minted first and last (the
+    /// last record closes a snapshot), and each timeline after the widgets,
+    /// since a timeline is taken only for a widget the state holds. One at a
+    /// time: a snapshot of 100,000 widgets holds no array of them.
+    public func forEachRecord(_ body: (StateRecord) throws -> Void) rethrows {
+        try body(minted)
+        for (appID, json) in bundles { try body(.bundle(appID: appID, json: json)) }
+        for widget in widgets.values { try body(.widget(widget)) }
+        for activity in activities.values { try body(.activity(activity)) }
+        for timeline in timelines.values { try body(.timeline(timeline)) }
+        try body(minted)
+    }
+
     /// The record ``StateRecord/minted(widget:activity:)`` of this state's counters.
     public var minted: StateRecord {
         .minted(widget: "w\(max(nextWidgetNumber, 1) - 1)", activity: "a\(max(nextActivityNumber, 1) - 1)")
@@ -196,7 +390,77 @@ public struct DurableState: Codable, Sendable, Equatable {
     }
 }
 
-// MARK: - Rebuilding the model
+// A version 1 snapshot is the whole state as one JSON document, its members
+// these fields. The host reads it and writes a version 2 snapshot instead
+// (``StateFile/snapshot(_:)``), a record per line.
+extension DurableState: DurableRecord {
+    mutating func fields<Fields: DurableFields>(_ fields: inout Fields) throws(Fields.Failure) {
+        try fields.field("bundles", &bundles)
+        try fields.field("widgets", &widgets)
+        try fields.field("activities", &activities)
+        try fields.field("timelines", &timelines)
+        try fields.field("nextWidgetNumber", &nextWidgetNumber)
+        try fields.field("nextActivityNumber", &nextActivityNumber)
+    }
+
+    /// The state a version 1 snapshot's JSON text holds, read a widget,
+    /// activity or timeline at a time (the document is never held whole as values).
+    /// - Throws: `JSONSyntaxError` for text that is not JSON, ``StateFormatError`` for JSON of another shape.
+    public init(jsonText text: String) throws { try self.init(durableJSON: text) }
+}
+
+// MARK: - The model and its records
+
+extension WidgetStore: RecordingStore {
+    /// Makes `change` and hands back, with what it returns, the records that
+    /// journal it and what it replaced (``DurableChange``). `change` checks
+    /// before it changes: when it throws, nothing has changed.
+    public mutating func changing<T, E: Error>(_ change: (inout WidgetStore) throws(E) -> T) throws(E) -> (T, DurableChange) {
+        try recordingChange(change)
+    }
+
+    /// Puts back, newest first, the bundles and widgets `change` replaced,
+    /// as if it had never been made (its Live Activities are another store's).
+    public mutating func undo(_ change: DurableChange) {
+        for prior in change.priors.reversed() {
+            switch prior {
+            case .bundle(let appID, let old): putBackBundle(appID: appID, old)
+            case .widget(let id, let old): putBack(id, old)
+            case .activity: continue
+            }
+        }
+    }
+
+    func record(after prior: DurableChange.Prior) -> StateRecord? {
+        switch prior {
+        case .bundle(let appID, let old):
+            bundles[appID].map { .bundle(appID: appID, json: $0.json) } ?? old.map { _ in .bundleRemoved(appID: appID) }
+        case .widget(let id, let old):
+            widgets[id].map { .widget(StoredWidget($0, content: $0.content?.json)) } ?? old.map { _ in .widgetRemoved(id: id) }
+        case .activity: nil
+        }
+    }
+}
+
+extension LiveActivityStore: RecordingStore {
+    /// Makes `change` and hands back, with what it returns, the records that
+    /// journal it and what it replaced (``DurableChange``). `change` checks
+    /// before it changes: when it throws, nothing has changed.
+    public mutating func changing<T, E: Error>(_ change: (inout LiveActivityStore) throws(E) -> T) throws(E) -> (T, DurableChange) {
+        try recordingChange(change)
+    }
+
+    /// Puts back, newest first, the Live Activities `change` replaced, as if
+    /// it had never been made, their states as at `now`.
+    public mutating func undo(_ change: DurableChange, now: Date) {
+        for case .activity(let id, let old) in change.priors.reversed() { putBack(id, old, now: now) }
+    }
+
+    func record(after prior: DurableChange.Prior) -> StateRecord? {
+        guard case .activity(let id, let old) = prior else { return nil }
+        return activity(id).map { .activity(StoredActivity($0)) } ?? old.map { _ in .activityRemoved(id: id) }
+    }
+}
 
 extension WidgetStore {
     /// Puts back a stored widget under its id; ids already used stay used.
@@ -212,6 +476,7 @@ extension WidgetStore {
         let appID = bundle.map { bundles.keys[$0] } ?? stored.appID
         let kind = bundle.flatMap { bundles.values[$0].kind(stored.kind)?.kind } ?? stored.kind
         if widgets[stored.id] == nil { countRestored(appID) }
+        willChange(widget: stored.id)
         widgets[stored.id] = PlacedWidget(
             id: stored.id, appID: appID, kind: kind, family: family, configuration: stored.configuration, content: content)
         reserveNumbers(upTo: max(atLeast, MintedID.number(stored.id, prefix: "w") + 1))
@@ -234,170 +499,5 @@ extension LiveActivityStore {
             startedAt: UnixTime.date(stored.startedAt), endedAt: stored.endedAt.map(UnixTime.date),
             removeAt: stored.removeAt.map(UnixTime.date), number: MintedID.number(stored.id, prefix: "a"))
         insertRestored(activity, now: now, nextNumber: max(atLeast, activity.number + 1))
-    }
-}
-
-// MARK: - OptionValue as JSON
-
-extension OptionValue: Codable {
-    private enum Key: String, CodingKey {
-        case s, o, b, x, t, d, array, element, dict, other
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: Key.self)
-        switch self {
-        case .string(let s): try container.encode(s, forKey: .s)
-        case .objectPath(let o): try container.encode(o, forKey: .o)
-        case .bool(let b): try container.encode(b, forKey: .b)
-        case .int(let x): try container.encode(x, forKey: .x)
-        case .uint(let t): try container.encode(t, forKey: .t)
-        case .double(let d): try container.encode(d, forKey: .d)
-        case .array(let element, let items):
-            try container.encode(element, forKey: .element)
-            try container.encode(items, forKey: .array)
-        case .dict(let fields): try container.encode(fields, forKey: .dict)
-        case .other(let signature): try container.encode(signature, forKey: .other)
-        }
-    }
-
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: Key.self)
-        if let s = try container.decodeIfPresent(String.self, forKey: .s) {
-            self = .string(s)
-        } else if let o = try container.decodeIfPresent(String.self, forKey: .o) {
-            self = .objectPath(o)
-        } else if let b = try container.decodeIfPresent(Bool.self, forKey: .b) {
-            self = .bool(b)
-        } else if let x = try container.decodeIfPresent(Int64.self, forKey: .x) {
-            self = .int(x)
-        } else if let t = try container.decodeIfPresent(UInt64.self, forKey: .t) {
-            self = .uint(t)
-        } else if let d = try container.decodeIfPresent(Double.self, forKey: .d) {
-            self = .double(d)
-        } else if let items = try container.decodeIfPresent([OptionValue].self, forKey: .array) {
-            self = .array(elementSignature: try container.decode(String.self, forKey: .element), items)
-        } else if let fields = try container.decodeIfPresent([String: OptionValue].self, forKey: .dict) {
-            self = .dict(fields)
-        } else {
-            self = .other(signature: try container.decode(String.self, forKey: .other))
-        }
-    }
-}
-
-// MARK: - Writing records and states as JSON
-
-// Written by hand with ``JSONWriter`` in exactly the shape the synthesized
-// `Codable` conformances read back (an enum case is `{"case":{"label":…}}`,
-// `_0` for an unlabelled value; nil optionals are left out): every
-// acknowledged change is encoded on the host's thread, so this is its cost.
-
-extension StateRecord {
-    /// The record as one line of JSON.
-    /// - Throws: ``JSONWriter/NotFinite`` for a NaN or infinite double, which JSON cannot hold.
-    public func jsonText() throws(JSONWriter.NotFinite) -> String {
-        var writer = JSONWriter()
-        try write(to: &writer)
-        return writer.text
-    }
-
-    func write(to writer: inout JSONWriter) throws(JSONWriter.NotFinite) {
-        try writer.object { (o: inout JSONWriter.Members) throws(JSONWriter.NotFinite) in
-            switch self {
-            case .bundle(let appID, let json):
-                o.member("bundle") { $0.object { o in o.string("appID", appID); o.string("json", json) } }
-            case .bundleRemoved(let appID):
-                o.member("bundleRemoved") { $0.object { o in o.string("appID", appID) } }
-            case .widget(let widget):
-                try o.member("widget") { (w: inout JSONWriter) throws(JSONWriter.NotFinite) in try w.unlabelled(widget.write) }
-            case .widgetRemoved(let id):
-                o.member("widgetRemoved") { $0.object { o in o.string("id", id) } }
-            case .activity(let activity):
-                try o.member("activity") { (w: inout JSONWriter) throws(JSONWriter.NotFinite) in try w.unlabelled(activity.write) }
-            case .activityRemoved(let id):
-                o.member("activityRemoved") { $0.object { o in o.string("id", id) } }
-            case .timeline(let timeline):
-                o.member("timeline") { $0.unlabelled(timeline.write) }
-            case .minted(let widget, let activity):
-                o.member("minted") { $0.object { o in o.string("widget", widget); o.string("activity", activity) } }
-            }
-        }
-    }
-}
-
-extension JSONWriter {
-    /// `{"_0":…}`: how a synthesized `Codable` enum holds an unlabelled value.
-    fileprivate mutating func unlabelled<E: Error>(_ write: (inout JSONWriter) throws(E) -> Void) throws(E) {
-        try object { (o: inout Members) throws(E) in try o.member("_0", write) }
-    }
-
-    fileprivate mutating func options(_ options: [String: OptionValue]) throws(NotFinite) {
-        try object(options) { (w: inout JSONWriter, value: OptionValue) throws(NotFinite) in try value.write(to: &w) }
-    }
-}
-
-extension StoredWidget {
-    func write(to writer: inout JSONWriter) throws(JSONWriter.NotFinite) {
-        try writer.object { (o: inout JSONWriter.Members) throws(JSONWriter.NotFinite) in
-            o.string("id", id); o.string("appID", appID); o.string("kind", kind); o.string("family", family)
-            try o.member("configuration") { (w: inout JSONWriter) throws(JSONWriter.NotFinite) in try w.options(configuration) }
-            if let content { o.string("content", content) }
-        }
-    }
-}
-
-extension StoredActivity {
-    func write(to writer: inout JSONWriter) throws(JSONWriter.NotFinite) {
-        try writer.object { (o: inout JSONWriter.Members) throws(JSONWriter.NotFinite) in
-            o.string("id", id); o.string("appID", appID); o.string("attributesType", attributesType); o.string("content", content)
-            try o.member("attributes") { (w: inout JSONWriter) throws(JSONWriter.NotFinite) in try w.options(attributes) }
-            try o.member("state") { (w: inout JSONWriter) throws(JSONWriter.NotFinite) in try w.options(state) }
-            if let staleDate { o.integer("staleDate", staleDate) }
-            try o.member("relevance") { (w: inout JSONWriter) throws(JSONWriter.NotFinite) in try w.double(relevance) }
-            o.integer("startedAt", startedAt)
-            if let endedAt { o.integer("endedAt", endedAt) }
-            if let removeAt { o.integer("removeAt", removeAt) }
-        }
-    }
-}
-
-extension StoredTimeline {
-    func write(to writer: inout JSONWriter) {
-        writer.object { o in
-            o.string("widgetID", widgetID)
-            o.member("entries") {
-                $0.array(entries) { w, entry in
-                    w.object { o in
-                        o.integer("at", entry.at)
-                        o.string("content", entry.content)
-                    }
-                }
-            }
-            o.string("policy", policy)
-            o.integer("reloadAt", reloadAt)
-            o.integer("receivedAt", receivedAt)
-        }
-    }
-}
-
-extension OptionValue {
-    func write(to writer: inout JSONWriter) throws(JSONWriter.NotFinite) {
-        try writer.object { (o: inout JSONWriter.Members) throws(JSONWriter.NotFinite) in
-            switch self {
-            case .string(let s): o.string("s", s)
-            case .objectPath(let p): o.string("o", p)
-            case .bool(let b): o.member("b") { $0.bool(b) }
-            case .int(let x): o.integer("x", x)
-            case .uint(let t): o.integer("t", t)
-            case .double(let d): try o.member("d") { (w: inout JSONWriter) throws(JSONWriter.NotFinite) in try w.double(d) }
-            case .array(let element, let items):
-                o.string("element", element)
-                try o.member("array") { (w: inout JSONWriter) throws(JSONWriter.NotFinite) in
-                    try w.array(items) { (w: inout JSONWriter, item: OptionValue) throws(JSONWriter.NotFinite) in try item.write(to: &w) }
-                }
-            case .dict(let fields): try o.member("dict") { (w: inout JSONWriter) throws(JSONWriter.NotFinite) in try w.options(fields) }
-            case .other(let signature): o.string("other", signature)
-            }
-        }
     }
 }

@@ -405,6 +405,101 @@ struct JSONParser {
     }
 }
 
+// MARK: - Reading value by value
+
+/// What the state files' reader (`StateReader`) steps through a document
+/// with: a value at a time, building only the values it asks for. Each
+/// method reads the value the parser is at; the caller looks at
+/// ``nextValueByte()`` first to know which kind it is.
+extension JSONParser {
+    /// The first byte of the next value, past any space (nil at the end of the text).
+    mutating func nextValueByte() -> UInt8? {
+        skipSpace()
+        return at < bytes.count ? bytes[at] : nil
+    }
+
+    /// Steps into the object that is next; ``nextKey(first:)`` then reads its members.
+    mutating func openObject() throws(JSONSyntaxError) {
+        skipSpace()
+        guard peek(UInt8(ascii: "{")) else { throw fail("expected an object, found \(found)") }
+    }
+
+    /// The key of the object's next member, the parser then at its value;
+    /// nil, past the `}`, when the object ends. `first` before its first member.
+    mutating func nextKey(first: Bool) throws(JSONSyntaxError) -> String? {
+        skipSpace()
+        if peek(UInt8(ascii: "}")) { return nil }
+        if !first {
+            guard peek(UInt8(ascii: ",")) else { throw fail("expected ',' or '}' after a value in an object, found \(found)") }
+            skipSpace()
+        }
+        guard at < bytes.count, bytes[at] == UInt8(ascii: "\"") else { throw fail("expected a key in double quotes, found \(found)") }
+        let key = try string()
+        skipSpace()
+        guard peek(UInt8(ascii: ":")) else { throw fail("expected ':' after the key \"\(Validate.prefix(key, 32))\", found \(found)") }
+        return key
+    }
+
+    /// Steps into the array that is next; ``nextItem(first:)`` then reads its items.
+    mutating func openArray() throws(JSONSyntaxError) {
+        skipSpace()
+        guard peek(UInt8(ascii: "[")) else { throw fail("expected an array, found \(found)") }
+    }
+
+    /// Whether the array has another item, the parser then at it; false,
+    /// past the `]`, when it ends. `first` before its first item.
+    mutating func nextItem(first: Bool) throws(JSONSyntaxError) -> Bool {
+        skipSpace()
+        if peek(UInt8(ascii: "]")) { return false }
+        if !first {
+            guard peek(UInt8(ascii: ",")) else { throw fail("expected ',' or ']' after a value in an array, found \(found)") }
+        }
+        return true
+    }
+
+    /// The string that is next.
+    mutating func stringValue() throws(JSONSyntaxError) -> String {
+        skipSpace()
+        guard at < bytes.count, bytes[at] == UInt8(ascii: "\"") else { throw fail("expected a string, found \(found)") }
+        return try string()
+    }
+
+    /// The number that is next, as ``JSONValue/decode(_:lenient:)`` reads it.
+    mutating func numberValue() throws(JSONSyntaxError) -> JSONValue {
+        skipSpace()
+        guard at < bytes.count, bytes[at] == UInt8(ascii: "-") || isDigit(bytes[at]) else { throw fail("expected a number, found \(found)") }
+        return try number()
+    }
+
+    /// The number that is next when it is a whole number from 0 to
+    /// `UInt64.max`, read exactly (a ``JSONValue`` holds those past
+    /// `Int64.max` only as doubles); nil for any other number.
+    mutating func unsignedValue() throws(JSONSyntaxError) -> UInt64? {
+        skipSpace()
+        let start = at
+        if case .integer(let integer) = try numberValue() { return integer >= 0 ? UInt64(integer) : nil }
+        var value: UInt64 = 0
+        for byte in bytes[start..<at] {
+            guard isDigit(byte) else { return nil }
+            let (times, overflow1) = value.multipliedReportingOverflow(by: 10)
+            let (sum, overflow2) = times.addingReportingOverflow(UInt64(byte - UInt8(ascii: "0")))
+            if overflow1 || overflow2 { return nil }
+            value = sum
+        }
+        return value
+    }
+
+    /// `true`, `false` or `null`, whichever is next.
+    mutating func literalValue() throws(JSONSyntaxError) -> JSONValue {
+        try value(depth: 0)
+    }
+
+    /// Steps over the value that is next, nested at most ``maxDepth`` deeper.
+    mutating func skipValue() throws(JSONSyntaxError) {
+        _ = try value(depth: 0)
+    }
+}
+
 /// Compact JSON text built in one buffer: what the journal, snapshots and
 /// re-encoded view trees are written with.
 public struct JSONWriter {
@@ -549,12 +644,25 @@ public struct JSONWriter {
         fileprivate init(writer: JSONWriter) { self.writer = writer }
 
         public mutating func member<E: Error>(_ key: StaticString, _ value: (inout JSONWriter) throws(E) -> Void) throws(E) {
+            key.withUTF8Buffer { self.key($0) }
+            try value(&writer)
+        }
+
+        /// ``member(_:_:)`` for a key known only when it runs (one of a table
+        /// of keys), which, like a literal one, needs no escape.
+        mutating func member<E: Error>(named key: String, _ value: (inout JSONWriter) throws(E) -> Void) throws(E) {
+            var key = key
+            key.withUTF8 { self.key($0) }
+            try value(&writer)
+        }
+
+        /// `"key":`, after a comma unless it is the first member.
+        private mutating func key(_ utf8: UnsafeBufferPointer<UInt8>) {
             if !first { writer.bytes.append(UInt8(ascii: ",")) }
             first = false
             writer.bytes.append(UInt8(ascii: "\""))
-            key.withUTF8Buffer { writer.bytes.append(contentsOf: $0) }
+            writer.bytes.append(contentsOf: utf8)
             writer.bytes.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: ":")])
-            try value(&writer)
         }
 
         /// `"key":"value"`.

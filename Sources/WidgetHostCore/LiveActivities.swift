@@ -159,6 +159,8 @@ public struct LiveActivityStore: Sendable {
     /// How many entries each app has, so that a start need not scan every activity.
     private var countsByApp: [String: Int] = [:]
     private var nextNumber: UInt64 = 1
+    /// What the change under way (``changing(_:)``) has replaced so far.
+    var recorder: ChangeRecorder?
 
 
     public init(limits: ActivityLimits = ActivityLimits()) {
@@ -233,6 +235,7 @@ public struct LiveActivityStore: Sendable {
             state: state, staleDate: staleDate, relevance: relevance, startedAt: now, endedAt: nil, removeAt: nil,
             number: nextNumber)
         nextNumber += 1
+        willChange(activity.id)
         entries[activity.id] = Entry(activity: activity, reported: activity.activityState(at: now))
         countsByApp[appID, default: 0] += 1
         return activity
@@ -268,6 +271,7 @@ public struct LiveActivityStore: Sendable {
         if let staleDate { entry.activity.staleDate = staleDate }
         if let relevance { entry.activity.relevance = relevance }
         entry.reported = entry.activity.activityState(at: now)
+        willChange(id)
         entries[id] = entry
         return entry.activity
     }
@@ -325,6 +329,7 @@ public struct LiveActivityStore: Sendable {
         entry.activity.endedAt = now
         entry.activity.removeAt = removal
         entry.reported = .ended
+        willChange(id)
         if removal <= now {
             removeEntry(id)
             return ActivityEndResult(activity: entry.activity, isRemoved: true)
@@ -342,6 +347,7 @@ public struct LiveActivityStore: Sendable {
 
     /// Puts back an activity read from the state directory.
     mutating func insertRestored(_ activity: LiveActivity, now: Date, nextNumber next: UInt64) {
+        willChange(activity.id)
         if entries[activity.id] == nil { countsByApp[activity.appID, default: 0] += 1 }
         entries[activity.id] = Entry(activity: activity, reported: activity.activityState(at: now))
         nextNumber = max(nextNumber, next)
@@ -364,8 +370,12 @@ public struct LiveActivityStore: Sendable {
     /// Makes sure the next activity started gets a number of at least `next`.
     public mutating func reserveNumbers(upTo next: UInt64) { nextNumber = max(nextNumber, next) }
 
+    /// Notes, while a change is under way, what activity `id` is before the change touches it.
+    private mutating func willChange(_ id: String) { recorder?.note(.activity(id: id, entries[id]?.activity)) }
+
     @discardableResult
     private mutating func removeEntry(_ id: String) -> LiveActivity? {
+        willChange(id)
         guard let activity = entries.removeValue(forKey: id)?.activity else { return nil }
         let remaining = countsByApp[activity.appID, default: 1] - 1
         countsByApp[activity.appID] = remaining > 0 ? remaining : nil
@@ -397,6 +407,7 @@ public struct LiveActivityStore: Sendable {
                 continue
             }
             let state = entry.activity.activityState(at: now)
+            willChange(id)
             if state != entry.reported {
                 entry.reported = state
                 stateChanges.append((entry.activity.number, .init(id: id, state: state)))

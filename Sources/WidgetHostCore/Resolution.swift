@@ -44,19 +44,28 @@ public struct WidgetTapContext: Sendable {
     public var configuration: [String: OptionValue]
     /// The configuration intent's name, when the kind is configurable.
     public var intent: String?
-    public var content: ViewTree?
+    /// The widget's view tree, parsed.
+    public var root: ViewElement?
     public var app: AppOptions
 
     public init(
         widgetID: String, kind: String, family: WidgetFamily, configuration: [String: OptionValue] = [:], intent: String? = nil,
         content: ViewTree?, app: AppOptions
     ) {
+        self.init(
+            widgetID: widgetID, kind: kind, family: family, configuration: configuration, intent: intent, root: content?.root, app: app)
+    }
+
+    init(
+        widgetID: String, kind: String, family: WidgetFamily, configuration: [String: OptionValue], intent: String?, root: ViewElement?,
+        app: AppOptions
+    ) {
         self.widgetID = widgetID
         self.kind = kind
         self.family = family
         self.configuration = configuration
         self.intent = intent
-        self.content = content
+        self.root = root
         self.app = app
     }
 }
@@ -68,7 +77,7 @@ public enum WidgetTapRules {
     public static func resolve(
         elementID: String, surface: Surface, policy: LinkPolicy, _ widget: WidgetTapContext
     ) throws(HostError) -> TapResolution {
-        let root = widget.content?.root
+        let root = widget.root
         guard let chain = TapRules.chain(elementID, in: root) else {
             throw .unknownElement(
                 "widget \(widget.widgetID) has no element with id '\(elementID)'; report the id of an element in its Content, or \"\" for the background")
@@ -76,16 +85,19 @@ public enum WidgetTapRules {
         let tap = TapTarget(
             surface: surface, capabilities: widget.family.capabilities(policy), chain: chain, root: root,
             app: widget.app)
+        // The closure takes the few fields it reads, not the whole context:
+        // capturing the context copied it, a retain and a release of each of
+        // its references, on every tap.
+        let (kind, family, widgetID, intent) = (widget.kind, widget.family, widget.widgetID, widget.intent)
+        let configuration = intent == nil ? [:] : widget.configuration
         return TapRules.resolve(tap) {
-            var userInfo: [String: OptionValue] = [
-                "kind": .string(widget.kind), "family": .string(widget.family.rawValue), "widget_id": .string(widget.widgetID),
-            ]
-            if let intent = widget.intent {
-                var configuration = widget.configuration
+            var userInfo: [String: OptionValue] = ["kind": .string(kind), "family": .string(family.rawValue), "widget_id": .string(widgetID)]
+            if let intent {
+                var configuration = configuration
                 configuration["intent"] = .string(intent)
                 userInfo["configuration"] = .dict(configuration)
             }
-            return UserActivity(activityType: widget.kind, userInfo: userInfo)
+            return UserActivity(activityType: kind, userInfo: userInfo)
         }
     }
 }

@@ -1,9 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 /// The format of a state directory's files, from and to bytes: lines
 /// `<checksum> <json>`, one ``StateRecord`` each, and a snapshot's header
 /// `widgethost-state <version> <checksum>` (WidgetHostSystem's `StateDirectory`
@@ -25,33 +19,8 @@ public enum StateFile {
     /// - Throws: ``StateDirectoryError/encoding(_:)``.
     package static func snapshot(_ state: DurableState) throws -> [UInt8] {
         var bytes = Array("\(header) \(DurableState.formatVersion) \(checksum("\(header) \(DurableState.formatVersion)"))\n".utf8)
-        func add(_ record: StateRecord) throws { bytes += try line(record).utf8 }
-        try add(state.minted)
-        for (appID, json) in state.bundles { try add(.bundle(appID: appID, json: json)) }
-        for widget in state.widgets.values { try add(.widget(widget)) }
-        for activity in state.activities.values { try add(.activity(activity)) }
-        // After the widgets: a timeline is read only onto its widget.
-        for timeline in state.timelines.values { try add(.timeline(timeline)) }
-        try add(state.minted)
+        try state.forEachRecord { bytes += try line($0).utf8 }
         return bytes
-    }
-
-    /// The state a version 1 snapshot's text holds: read by hand (``DurableState/init(jsonText:)``),
-    /// and by the general decoder only what that cannot read (an unsigned number
-    /// past `Int64.max`).
-    static func readState(_ text: String) throws -> DurableState {
-        do { return try DurableState(jsonText: text) } catch let error as StateFormatError {
-            guard let state = try? JSONDecoder().decode(DurableState.self, from: Data(text.utf8)) else { throw error }
-            return state
-        }
-    }
-
-    /// The record a line's JSON holds, read as ``readState(_:)`` reads a snapshot.
-    static func readRecord(_ text: String) throws -> StateRecord {
-        do { return try StateRecord(jsonText: text) } catch let error as StateFormatError {
-            guard let record = try? JSONDecoder().decode(StateRecord.self, from: Data(text.utf8)) else { throw error }
-            return record
-        }
     }
 
     /// A record or state as JSON; a value JSON cannot hold (a NaN) is the

@@ -61,7 +61,7 @@ extension StateFile {
                 while text.hasSuffix("\n") { text.removeLast() }
                 if fields[2] == checksum(text) {
                     do {
-                        state = try readState(text)
+                        state = try DurableState(jsonText: text)
                         reading.rewrite = true
                     } catch {
                         reading.unreadable = "it does not decode: \(error)"
@@ -182,7 +182,7 @@ extension StateFile {
     /// The record a line (without its newline) holds: nil when its checksum
     /// does not match or it is not a record.
     static func record(_ line: ArraySlice<UInt8>) -> StateRecord? {
-        checked(line).flatMap { try? readRecord(String(decoding: $0, as: UTF8.self)) }
+        checked(line).flatMap { try? StateRecord(jsonText: String(decoding: $0, as: UTF8.self)) }
     }
 
     /// The JSON of a line whose checksum matches.
@@ -195,7 +195,7 @@ extension StateFile {
     /// Why `line` is not a record.
     private static func problem(_ line: ArraySlice<UInt8>) -> String {
         guard let json = checked(line) else { return "its checksum does not match" }
-        do { _ = try readRecord(String(decoding: json, as: UTF8.self)) } catch {
+        do { _ = try StateRecord(jsonText: String(decoding: json, as: UTF8.self)) } catch {
             return "its checksum matches, but it is not a record this host reads: \(error)"
         }
         return "it cannot be read"
@@ -205,7 +205,7 @@ extension StateFile {
     /// when the damage left its JSON readable, else the highest ids it names.
     private static func held(_ line: ArraySlice<UInt8>) -> [String] {
         if let space = line.firstIndex(of: UInt8(ascii: " ")),
-            let record = try? readRecord(String(decoding: line[(space + 1)...], as: UTF8.self))
+            let record = try? StateRecord(jsonText: String(decoding: line[(space + 1)...], as: UTF8.self))
         {
             return [record.subject]
         }
@@ -243,22 +243,6 @@ extension StateFileReading {
             damaged[damaged.count - 1].held += held
         } else {
             damaged.append(DamagedLines(lines: number...number, bytes: bytes, problem: problem, held: held))
-        }
-    }
-}
-
-extension StateRecord {
-    /// What the record is about, for the log: "widget w7", "the bundle of org.example.A".
-    public var subject: String {
-        switch self {
-        case .bundle(let appID, _): "the bundle of \(appID)"
-        case .bundleRemoved(let appID): "the removal of the bundle of \(appID)"
-        case .widget(let widget): "widget \(widget.id)"
-        case .widgetRemoved(let id): "the removal of widget \(id)"
-        case .activity(let activity): "Live Activity \(activity.id)"
-        case .activityRemoved(let id): "the removal of Live Activity \(id)"
-        case .timeline(let timeline): "the timeline of widget \(timeline.widgetID)"
-        case .minted(let widget, let activity): "the last ids minted (\(widget), \(activity))"
         }
     }
 }

@@ -76,7 +76,7 @@ public struct TimelineEngine: Sendable {
 
     private let limits: TimelineLimits
     private var states: [String: WidgetState] = [:]
-    private var heap = DeadlineHeap()
+    private var heap = DeadlineHeap<String>()
     /// Widgets with a deadline in the heap.
     private var armedCount = 0
     private var lastSequence: UInt64 = 0
@@ -293,7 +293,7 @@ public struct TimelineEngine: Sendable {
                 continue
             }
             counters.processed += 1
-            let id = top.widgetID
+            let id = top.key
             states[id]!.armed = nil
             armedCount -= 1
             lastFetchID += 1
@@ -350,8 +350,8 @@ public struct TimelineEngine: Sendable {
 
     // MARK: Heap upkeep
 
-    private func isCurrent(_ item: DeadlineHeap.Item) -> Bool {
-        states[item.widgetID]?.armed?.sequence == item.sequence
+    private func isCurrent(_ item: DeadlineHeap<String>.Item) -> Bool {
+        states[item.key]?.armed?.sequence == item.sequence
     }
 
     /// Puts the widget's deadline in the heap if it changed.
@@ -363,7 +363,7 @@ public struct TimelineEngine: Sendable {
         if let deadline {
             lastSequence += 1
             states[id]!.armed = Armed(deadline: deadline, sequence: lastSequence)
-            heap.push(DeadlineHeap.Item(deadline: deadline, sequence: lastSequence, widgetID: id))
+            heap.push(DeadlineHeap<String>.Item(deadline: deadline, sequence: lastSequence, key: id))
         } else {
             states[id]!.armed = nil
             armedCount -= 1
@@ -378,7 +378,7 @@ public struct TimelineEngine: Sendable {
             counters.rebuilds += 1
             heap.rebuild(
                 states.compactMap { id, state in
-                    state.armed.map { DeadlineHeap.Item(deadline: $0.deadline, sequence: $0.sequence, widgetID: id) }
+                    state.armed.map { DeadlineHeap<String>.Item(deadline: $0.deadline, sequence: $0.sequence, key: id) }
                 })
         }
         while let top = heap.top, !isCurrent(top) {

@@ -411,6 +411,12 @@ public enum UnixTime {
 
     public static func date(_ ms: Int64) -> Date { Date(timeIntervalSince1970: Double(ms) / 1000) }
 
+    /// `a × b`, saturating.
+    static func multiply(_ a: Int64, _ b: Int64) -> Int64 {
+        let (product, overflow) = a.multipliedReportingOverflow(by: b)
+        return overflow ? ((a < 0) == (b < 0) ? .max : .min) : product
+    }
+
     /// `a + b`, saturating.
     static func add(_ a: Int64, _ b: Int64) -> Int64 {
         let (sum, overflow) = a.addingReportingOverflow(b)

@@ -380,8 +380,17 @@ extension ViewElement {
         return result
     }
 
-    /// The `widgetURL`s in depth-first pre-order.
-    public var widgetURLs: [String] { elements.compactMap(\.widgetURL) }
+    /// The `widgetURL`s in depth-first pre-order (a tap reads them: walked
+    /// without listing every element first).
+    public var widgetURLs: [String] {
+        var result: [String] = []
+        func walk(_ e: ViewElement) {
+            if let url = e.widgetURL { result.append(url) }
+            e.children.forEach(walk)
+        }
+        walk(self)
+        return result
+    }
 }
 
 /// Minimal URL inspection (RFC 3986 scheme) without Foundation's URL parser.
@@ -390,9 +399,11 @@ public enum URLParts {
     public static func scheme(of url: String) -> String? {
         guard let colon = url.firstIndex(of: ":"), colon != url.startIndex else { return nil }
         let scheme = url[..<colon]
-        guard let first = scheme.unicodeScalars.first, first.isASCII, first.properties.isAlphabetic else { return nil }
+        // ASCII letters by their range: the Unicode property lookup cost more than the rest of a tap's rules.
+        func isLetter(_ c: Unicode.Scalar) -> Bool { ("a"..."z").contains(c) || ("A"..."Z").contains(c) }
+        guard let first = scheme.unicodeScalars.first, isLetter(first) else { return nil }
         for c in scheme.unicodeScalars {
-            guard c.isASCII, c.properties.isAlphabetic || ("0"..."9").contains(c) || c == "+" || c == "-" || c == "." else { return nil }
+            guard isLetter(c) || ("0"..."9").contains(c) || c == "+" || c == "-" || c == "." else { return nil }
         }
         guard url.index(after: colon) < url.endIndex else { return nil }
         guard !url.unicodeScalars.contains(where: { $0.value < 0x21 || $0 == "\u{7F}" }) else { return nil }

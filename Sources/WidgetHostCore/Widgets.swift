@@ -228,6 +228,9 @@ public struct PlacedWidget: Sendable, Equatable {
         }
     }
 
+    /// Whether both are the one value, not a copy made since: a change makes a new one.
+    func isSame(as other: PlacedWidget) -> Bool { box === other.box }
+
     public static func == (a: PlacedWidget, b: PlacedWidget) -> Bool {
         if a.box === b.box { return true }
         let (x, y) = (a.box.header, b.box.header)
@@ -259,6 +262,8 @@ public struct WidgetStore: Sendable {
     public var maxPerApp = HostDefaults.maxWidgetsPerApp
     /// Placed widgets by app, so that a placement need not count them.
     private var countsByApp: [String: Int] = [:]
+    /// What the change under way (``changing(_:)``) has replaced so far.
+    var recorder: ChangeRecorder?
     /// The most bytes of JSON all bundles may take together (the limit
     /// max-bundle-bytes): they live in memory, in the state directory and in
     /// every `ListBundles` reply.
@@ -267,6 +272,9 @@ public struct WidgetStore: Sendable {
     /// may take together (max-bundle-bytes-per-connection): one connection
     /// holding many ids takes no more than its share of the pool.
     public var maxBundleBytesPerConnection = HostDefaults.maxBundleBytesPerConnection
+
+    /// The trees of the widgets tapped last, parsed.
+    private var tapped = TappedTrees()
 
     public init() {}
 
@@ -293,14 +301,21 @@ public struct WidgetStore: Sendable {
     }
 
     // Each change comes as a check that changes nothing and a step that cannot
-    // fail, so that the service can store a change between the two and leave
-    // the model as it was when the disk refuses it.
+    // fail; the steps note each object before they change it, so that a change
+    // made through ``changing(_:)`` can be put back when the disk refuses it.
+
+    /// Notes, while a change is under way, what widget `id` is before the change touches it.
+    mutating func willChange(widget id: String) { recorder?.note(.widget(id: id, widgets[id])) }
+
+    /// Notes, while a change is under way, what `appID`'s bundle is before the change touches it.
+    mutating func willChange(bundle appID: String) { recorder?.note(.bundle(appID: appID, bundles[appID])) }
 
     /// Replaces an app's bundle; returns the ids of placed widgets whose kind it dropped (removed):
     /// `known`, when ``dropped(byBundle:of:)`` already gave them.
     @discardableResult
     public mutating func registerBundle(appID: String, _ bundle: WidgetBundle, dropping known: [String]? = nil) -> [String] {
         let dropped = known ?? dropped(byBundle: bundle, of: appID)
+        willChange(bundle: appID)
         bundles[appID] = bundle
         for id in dropped { remove(id) }
         return dropped
@@ -322,10 +337,16 @@ public struct WidgetStore: Sendable {
     }
 
     /// Forgets an app's bundle (see ``unneededBundles(among:isKnown:)``).
-    public mutating func dropBundle(appID: String) { bundles[appID] = nil }
+    public mutating func dropBundle(appID: String) {
+        willChange(bundle: appID)
+        bundles[appID] = nil
+    }
 
     /// Sets a bundle as is (restoring; no widget is dropped).
-    mutating func setBundle(appID: String, _ bundle: WidgetBundle) { bundles[appID] = bundle }
+    mutating func setBundle(appID: String, _ bundle: WidgetBundle) {
+        willChange(bundle: appID)
+        bundles[appID] = bundle
+    }
 
     /// Makes sure the next widget placed gets a number of at least `next`.
     public mutating func reserveNumbers(upTo next: UInt64) { nextNumber = max(nextNumber, next) }
@@ -371,6 +392,7 @@ public struct WidgetStore: Sendable {
 
     /// Places a widget that ``placement(appID:kind:family:configuration:)`` made.
     public mutating func insert(_ widget: PlacedWidget) {
+        willChange(widget: widget.id)
         nextNumber = max(nextNumber, MintedID.number(widget.id, prefix: "w") + 1)
         if widgets.updateValue(widget, forKey: widget.id) == nil { countsByApp[widget.appID, default: 0] += 1 }
     }
@@ -399,6 +421,7 @@ public struct WidgetStore: Sendable {
 
     /// Shows a view tree already parsed (a timeline entry that came due), or none.
     public mutating func setContent(_ id: String, tree: ViewTree?) {
+        willChange(widget: id)
         widgets[id]?.content = tree
     }
 
@@ -413,6 +436,7 @@ public struct WidgetStore: Sendable {
 
     /// Sets a configuration ``checkConfiguration(_:_:)`` accepted.
     public mutating func setConfiguration(_ id: String, _ configuration: [String: OptionValue]) {
+        willChange(widget: id)
         widgets[id]?.configuration = configuration
     }
 
@@ -425,6 +449,7 @@ public struct WidgetStore: Sendable {
     }
 
     public mutating func remove(_ id: String) {
+        willChange(widget: id)
         guard let widget = widgets.removeValue(forKey: id) else { return }
         let remaining = countsByApp[widget.appID, default: 1] - 1
         countsByApp[widget.appID] = remaining > 0 ? remaining : nil
@@ -434,6 +459,7 @@ public struct WidgetStore: Sendable {
     /// `old`, or no widget at all, giving its number back when it was the
     /// last one minted (changes are put back newest first).
     public mutating func putBack(_ id: String, _ old: PlacedWidget?) {
+        willChange(widget: id)
         if let old {
             if widgets.updateValue(old, forKey: id) == nil { countsByApp[old.appID, default: 0] += 1 }
         } else if widgets[id] != nil {
@@ -443,7 +469,10 @@ public struct WidgetStore: Sendable {
     }
 
     /// Puts an app's bundle back as it was before a change the disk refused.
-    public mutating func putBackBundle(appID: String, _ old: WidgetBundle?) { bundles[appID] = old }
+    public mutating func putBackBundle(appID: String, _ old: WidgetBundle?) {
+        willChange(bundle: appID)
+        bundles[appID] = old
+    }
 
     /// Counts a widget put back by ``restore(_:nextNumber:)``.
     mutating func countRestored(_ appID: String) { countsByApp[appID, default: 0] += 1 }
@@ -452,11 +481,40 @@ public struct WidgetStore: Sendable {
     public mutating func reserveCapacity(_ count: Int) { widgets.reserveCapacity(count) }
 
     /// What the resolution rules need about a widget.
-    public func tapContext(_ id: String, app: AppOptions) -> WidgetTapContext? {
+    public mutating func tapContext(_ id: String, app: AppOptions) -> WidgetTapContext? {
         guard let widget = widgets[id] else { return nil }
         return WidgetTapContext(
             widgetID: id, kind: widget.kind, family: widget.family, configuration: widget.configuration,
-            intent: bundles[widget.appID]?.kind(widget.kind)?.intent, content: widget.content, app: app)
+            intent: bundles[widget.appID]?.kind(widget.kind)?.intent, root: tapped.root(id, widget), app: app)
+    }
+}
+
+/// The view trees of the few widgets tapped last, parsed. A widget keeps its
+/// tree as the JSON it was given (docs/daemon.md#footprint), and a tap needs
+/// its elements: parsing the text again for each tap was most of what the
+/// rules cost. A tree is kept with the widget it was read from and used only
+/// while the widget is still that one, so a changed or removed widget's tree
+/// is never used; and only a few small trees are kept.
+struct TappedTrees: Sendable {
+    static let capacity = 8
+    static let maxJSONBytes = 16 << 10
+    private var entries: [(id: String, widget: PlacedWidget, root: ViewElement)] = []
+
+    /// The tree of `widget`, placed as `id`: the one kept, or parsed (and kept when small).
+    mutating func root(_ id: String, _ widget: PlacedWidget) -> ViewElement? {
+        if let index = entries.firstIndex(where: { $0.id == id }) {
+            let entry = entries.remove(at: index)
+            if entry.widget.isSame(as: widget) {
+                entries.append(entry)  // the last used goes last, the first out when one must go
+                return entry.root
+            }
+        }
+        guard let content = widget.content else { return nil }
+        let root = content.root
+        guard content.json.utf8.count <= Self.maxJSONBytes else { return root }
+        if entries.count == Self.capacity { entries.removeFirst() }
+        entries.append((id, widget, root))
+        return root
     }
 }
 

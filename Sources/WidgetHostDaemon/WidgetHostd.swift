@@ -53,6 +53,18 @@ public struct WidgetHostd: AsyncParsableCommand {
     @Option(help: "Seconds before the first retry of a failed timeline fetch; each further failure doubles it, up to one hour.")
     var reloadRetryDelay = HostDefaults.reloadRetryDelay
 
+    @Option(help: "Milliseconds of a frame, a slot of the host's clock: each widget's and Live Activity's first change in a frame reaches renderers at once, the ones after it once at the frame's end, the latest.")
+    var updateFrameMs = HostDefaults.updateFrameMs
+
+    @Option(help: "Updates (SetContent, LiveActivity.Update) one app may send a second, sustained, each announced within a frame; past it they are still stored and acknowledged, and each of its widgets and activities is announced every \(UpdatePacingOptions.framesPastRate) frames.")
+    var updateRate = HostDefaults.updateRate
+
+    @Option(help: "Updates one app may send at once beyond its rate.")
+    var updateBurst = HostDefaults.updateBurst
+
+    @Option(help: "Updates one app may send a second at all; more are refused with LimitExceeded \(UpdatePacingOptions.framesPastRate) frames after they came, and nothing of them is stored.")
+    var maxUpdateRate = HostDefaults.maxUpdateRate
+
     @Option(help: "Placed widgets one app may have.")
     var maxWidgetsPerApp = HostDefaults.maxWidgetsPerApp
 
@@ -131,7 +143,8 @@ public struct WidgetHostd: AsyncParsableCommand {
             ("--max-content-depth", maxContentDepth), ("--max-content-elements", maxContentElements), ("--max-url-length", maxUrlLength),
             ("--max-dict-entries", maxDictEntries), ("--max-dict-bytes", maxDictBytes), ("--max-provider-calls-per-app", maxProviderCallsPerApp),
             ("--max-ids-per-sandboxed-app", maxIdsPerSandboxedApp), ("--max-bundle-bytes", maxBundleBytes),
-            ("--max-bundle-bytes-per-connection", maxBundleBytesPerConnection),
+            ("--max-bundle-bytes-per-connection", maxBundleBytesPerConnection), ("--update-frame-ms", updateFrameMs),
+            ("--update-rate", updateRate), ("--update-burst", updateBurst), ("--max-update-rate", maxUpdateRate),
         ] where value < 1 {
             throw ValidationError("\(name) must be at least 1")
         }
@@ -141,6 +154,12 @@ public struct WidgetHostd: AsyncParsableCommand {
         guard maxHostBytes <= Footprint.Budgets.largestTotal else {
             throw ValidationError(
                 "--max-host-bytes must be at most \(Footprint.Budgets.largestTotal): GetManagedObjects lists everything the host holds in one array, and D-Bus allows at most 64 MiB in one")
+        }
+        guard updateFrameMs <= 1000 else {
+            throw ValidationError("--update-frame-ms must be at most 1000: a frame is what a renderer draws at once")
+        }
+        guard maxUpdateRate >= updateRate else {
+            throw ValidationError("--max-update-rate (\(maxUpdateRate)) must be at least --update-rate (\(updateRate))")
         }
         guard maxAppBytes <= maxHostBytes else {
             throw ValidationError("--max-app-bytes (\(maxAppBytes)) must be at most --max-host-bytes (\(maxHostBytes))")
@@ -194,6 +213,7 @@ public struct WidgetHostd: AsyncParsableCommand {
         config.timelines.dailyBudget = dailyReloadBudget
         config.timelines.minimumReloadInterval = minReloadInterval
         config.timelines.retryInitialDelay = reloadRetryDelay
+        config.updates = UpdatePacingOptions(frameMs: updateFrameMs, rate: updateRate, burst: updateBurst, ceiling: maxUpdateRate)
 
         let bus: BusAddress
         if let address {

@@ -1,83 +1,78 @@
 import DBus
 import Dispatch
 import WidgetHostCore
-import WidgetHostSystem
 
 /// `org.widgethost.Host1.Apps`: registrations, desktop entries and bare URLs
 /// (docs/apps.md).
 struct AppsServer: Host1Apps.Server {
-    let dispatcher: Dispatcher
+    let dispatcher: Dispatcher<AppsHandlers>
 
     func registerApp(_ call: MethodCall, appID: String, options: [String: DBusValue], reply: TypedReply<Void>) {
-        dispatcher.inOrder(call) { host in host.registerApp(call.sender, appID, OptionValue.dictionary(options), reply) }
+        let options = OptionValue.dictionary(options)
+        dispatcher.withNameOwner(call, reply, of: appID) { apps in
+            try apps.checkOptions(appID, options)
+        } _: { apps, identity, nameOwner in
+            try apps.register(call.sender, appID, options, identity, ownsName: nameOwner == call.sender)
+        }
     }
 
     func unregisterApp(_ call: MethodCall, appID: String, reply: TypedReply<Void>) {
-        dispatcher.appOwned(call, reply) { host, identity in try host.unregisterApp(appID, call.sender, identity) }
+        dispatcher.appOwned(call, reply) { apps, identity in try apps.unregister(appID, call.sender, identity) }
     }
 
     func listApps(_ call: MethodCall, reply: TypedReply<[(String, [String: DBusValue])]>) {
-        dispatcher.answer(call, reply) { host in host.listApps() }
+        dispatcher.answer(call, reply) { apps in apps.list() }
     }
 
     func reload(_ call: MethodCall, reply: TypedReply<Void>) {
-        dispatcher.spawn { host in
-            host.applyScan(await HostService.scan(host.configuration.xdg))
-            reply.succeed()
-        }
+        dispatcher.spawn { apps in await apps.reload(reply) }
     }
 
     func openURL(_ call: MethodCall, url: String, options: [String: DBusValue], reply: TypedReply<String>) {
-        dispatcher.inOrder(call) { host in host.openURL(url, options, reply) }
+        dispatcher.inOrder(call) { [dispatcher] apps in
+            // Bad input is refused at once, in the caller's order; the lookup comes after.
+            guard let (scheme, token) = apps.checkURL(url, options, reply) else { return }
+            dispatcher.spawn { apps in await apps.openURL(url, scheme: scheme, token: token, reply) }
+        }
     }
 }
 
-extension HostService {
-    // MARK: The methods
+/// What `Apps`'s calls do, over the stores they need: the registry, the
+/// widgets' bundles (an app that goes leaves none behind), the timelines
+/// (an app that names a provider gets them) and the deliveries (`OpenURL`).
+final class AppsHandlers {
+    private let apps: Apps
+    private let widgets: Widgets
+    private let timelines: Timelines
+    private let deliveries: Deliveries
+    private let context: HostContext
 
-    /// `RegisterApp`: needs the caller's identity and whether it owns the bus name `app_id`.
-    func registerApp(_ sender: String, _ appID: String, _ options: [String: OptionValue], _ reply: TypedReply<Void>) {
-        do {
-            // Bad input is refused before anything is looked up.
-            _ = try registry.parseOptions(appID: appID, options)
-        } catch {
-            return reply.fail(error)
-        }
-        withCaller(sender, nameOwnerOf: appID, reply: reply) { service, identity, nameOwner in
-            try service.register(sender, appID, options, identity, ownsName: nameOwner == sender)
-        }
+    init(apps: Apps, widgets: Widgets, timelines: Timelines, deliveries: Deliveries, context: HostContext) {
+        self.apps = apps
+        self.widgets = widgets
+        self.timelines = timelines
+        self.deliveries = deliveries
+        self.context = context
     }
 
-    private func register(_ sender: String, _ appID: String, _ options: [String: OptionValue], _ identity: CallerIdentity, ownsName: Bool) throws {
-        let outcome = try registry.register(
-            appID: appID, owner: sender, options: options, identity: identity, ownsName: ownsName)
-        switch outcome {
-        case .registered:
-            logger.info("registered", metadata: ["app": "\(appID)", "owner": "\(sender)", "sandbox": "\(identity)"])
-            emitAppRegistered(appID)
-        case .replaced(let previous):
-            logger.info(
-                "registration taken over by the owner of the app's bus name",
-                metadata: ["app": "\(appID)", "owner": "\(sender)", "previous": "\(previous)"])
-            emitAppUnregistered(appID)
-            emitAppRegistered(appID)
-        case .updated:
-            logger.debug("registration updated", metadata: ["app": "\(appID)", "owner": "\(sender)"])
-        }
-        providerMayHaveChanged(appID)
+    /// `RegisterApp`'s options, checked before anything is looked up.
+    func checkOptions(_ appID: String, _ options: [String: OptionValue]) throws {
+        try apps.checkOptions(appID: appID, options)
     }
 
-    func unregisterApp(_ appID: String, _ sender: String, _ identity: CallerIdentity) throws {
-        try Validate.appID(appID)
-        try identity.check(appID, doing: "unregister")
-        try registry.unregister(appID: appID, caller: sender)
-        logger.info("unregistered", metadata: ["app": "\(appID)", "owner": "\(sender)"])
-        emitAppUnregistered(appID)
-        dropUnneededBundles(among: [appID])
+    /// `RegisterApp`, once the caller's identity and whether it owns the bus name `app_id` are known.
+    func register(_ sender: String, _ appID: String, _ options: [String: OptionValue], _ identity: CallerIdentity, ownsName: Bool) throws {
+        try apps.register(sender, appID, options, identity, ownsName: ownsName)
+        timelines.providerMayHaveChanged(appID)
     }
 
-    func listApps() -> [(String, [String: DBusValue])] {
-        registry.apps.map { app in
+    func unregister(_ appID: String, _ sender: String, _ identity: CallerIdentity) throws {
+        try apps.unregister(appID, sender, identity)
+        widgets.dropUnneededBundles(among: [appID])
+    }
+
+    func list() -> [(String, [String: DBusValue])] {
+        apps.all.map { app in
             var details = app.options.optionValues().mapValues(\.dbusValue)
             details["registered"] = .bool(app.isRegistered)
             details["source"] = .string(app.isRegistered ? "registration" : "desktop-entry")
@@ -94,64 +89,57 @@ extension HostService {
         }
     }
 
-    /// Routes a bare URL by its scheme (docs/apps.md) and delivers it as a link would be.
-    func openURL(_ url: String, _ options: [String: DBusValue], _ reply: TypedReply<String>) {
+    /// `Reload`: reads the desktop entries again, off the connection's thread.
+    nonisolated(nonsending) func reload(_ reply: TypedReply<Void>) async {
+        applyScan(await DesktopScan.read(context.configuration.xdg))
+        reply.succeed()
+    }
+
+    /// Takes the desktop entries a scan found: apps that name a provider get
+    /// their timelines, and the bundles of apps now gone go.
+    func applyScan(_ scan: DesktopScan) {
+        apps.replaceDiscovered(scan)
+        for app in scan.apps { timelines.providerMayHaveChanged(app.id) }
+        widgets.dropUnneededBundles(among: widgets.bundles.keys)
+    }
+
+    /// `OpenURL`'s URL's scheme and activation token, or nil once `reply` was refused.
+    func checkURL(_ url: String, _ options: [String: DBusValue], _ reply: TypedReply<String>) -> (scheme: String, token: String?)? {
         do {
-            try ViewTree.checkURL(url, what: "url", limits: configuration.contentLimits)
+            try ViewTree.checkURL(url, what: "url", limits: context.configuration.contentLimits)
             guard let scheme = URLParts.scheme(of: url) else { throw HostError.invalidArgument("url must be absolute") }
-            let token = try OpenURLOptions(options, as: OptionValue.init).activationToken
-            let xdg = configuration.xdg
-            spawn { service in
-                // mimeapps.list is read off the connection's thread.
-                let defaults = await withCheckedContinuation { continuation in
-                    DispatchQueue.global(qos: .userInitiated).async {
-                        continuation.resume(returning: MimeApps.defaultHandlers(forScheme: scheme, dirs: xdg))
-                    }
-                }
-                guard let app = service.registry.route(scheme: scheme, mimeDefaults: defaults) else {
-                    return reply.fail(
-                        HostError.unknownApp(
-                            "no known app handles the scheme '\(scheme)'; an app declares it with RegisterApp's 'schemes' or MimeType=x-scheme-handler/\(scheme); in its desktop entry"))
-                }
-                let delivery = Delivery(
-                    appID: app.id, options: app.options, destination: app.deliveryDestination,
-                    outcome: .openURL(url: url, via: .openURL), activationToken: token, source: ["via": .string(TapVia.openURL.rawValue)])
-                let logger = service.logger
-                service.deliver(delivery) { error in
-                    if let error { return reply.fail(error) }
-                    logger.info("URL opened", metadata: ["app": "\(app.id)", "scheme": "\(scheme)"])
-                    reply.succeed(app.id)
-                }
-            }
+            return (scheme, try OpenURLOptions(options, as: OptionValue.init).activationToken)
         } catch let error as HostError {
             reply.fail(error.name == .invalidContent ? HostError.invalidArgument(error.message) : error)
         } catch {
             reply.fail(error)
         }
+        return nil
     }
 
-    func emitAppRegistered(_ appID: String) {
-        emitting(Host1Apps.Signal.appRegistered.rawValue) {
-            try Host1Apps.AppRegistered(appID: appID).emit(on: $0, path: Host1Apps.objectPath)
+    /// Routes a bare URL by its scheme (docs/apps.md) and delivers it as a link would be.
+    nonisolated(nonsending) func openURL(_ url: String, scheme: String, token: String?, _ reply: TypedReply<String>) async {
+        let xdg = context.configuration.xdg
+        // mimeapps.list is read off the connection's thread.
+        let defaults = await withCheckedContinuation { continuation in
+            DispatchQueue.global(qos: .userInitiated).async {
+                continuation.resume(returning: MimeApps.defaultHandlers(forScheme: scheme, dirs: xdg))
+            }
         }
-    }
-
-    func emitAppUnregistered(_ appID: String) {
-        emitting(Host1Apps.Signal.appUnregistered.rawValue) {
-            try Host1Apps.AppUnregistered(appID: appID).emit(on: $0, path: Host1Apps.objectPath)
+        guard let app = apps.route(scheme: scheme, mimeDefaults: defaults) else {
+            return reply.fail(
+                HostError.unknownApp(
+                    "no known app handles the scheme '\(scheme)'; an app declares it with RegisterApp's 'schemes' or MimeType=x-scheme-handler/\(scheme); in its desktop entry"))
         }
-    }
-
-    /// Emits a signal; a failure is logged, since nobody waits for it.
-    func emitting(_ signal: String, _ emit: (Connection) throws -> Void) {
-        do {
-            try emit(connection)
-        } catch let error as DBusError where error.name == DBusError.disconnectedName {
-            // The host has let go of the bus — it is stopping, and an app that ended
-            // just before is forgotten meanwhile — or the bus is gone: no one is left to tell.
-            logger.debug("did not emit \(signal): \(error)")
-        } catch {
-            logger.error("could not emit \(signal): \(error)")
+        let delivery = Delivery(
+            appID: app.id, options: app.options, destination: app.deliveryDestination,
+            outcome: .openURL(url: url, via: .openURL), activationToken: token,
+            source: Delivery.TapSource(tapped: .nothing, via: .openURL))
+        let logger = context.logger
+        deliveries.deliver(delivery) { error in
+            if let error { return reply.fail(error) }
+            logger.info("URL opened", metadata: ["app": "\(app.id)", "scheme": "\(scheme)"])
+            reply.succeed(app.id)
         }
     }
 }

@@ -11,22 +11,17 @@ struct Delivery: Sendable {
     var destination: String
     var outcome: TapOutcome
     var activationToken: String?
-    /// `org.widgethost.source`: kind, family, widget_id or activity_id, presentation, element_id, surface, via.
-    var source: [String: DBusValue]
+    /// `org.widgethost.source`.
+    var source: TapSource
     /// `org.widgethost.deadline`: Unix milliseconds after which the host no
     /// longer waits for the answer, so the app should drop the delivery.
     var deadline: Int64 = 0
 
     /// The call to make, or nil when there is nothing to deliver.
     func message(on connection: Connection) throws -> Message? {
-        var platformData: [String: DBusValue] = ["org.widgethost.source": .vardict(source)]
-        if deadline > 0 { platformData["org.widgethost.deadline"] = .int64(deadline) }
         // docs/delivery.md: the token travels with every delivery of a tap that gave one;
         // for a control's action the app is told not to raise itself (App1 docs).
-        if let token = activationToken, !token.isEmpty {
-            platformData["activation-token"] = .string(token)
-            platformData["desktop-startup-id"] = .string(token)
-        }
+        var platformData = Context(source: source, deadline: deadline, activationToken: activationToken.flatMap { $0.isEmpty ? nil : $0 })
         // Only the proxy the delivery uses is made.
         var application: FreedesktopApplication.Proxy { .init(connection, destination: destination, path: options.objectPath) }
         var app1: App1.Proxy { .init(connection, destination: destination, path: options.objectPath) }
@@ -41,7 +36,7 @@ struct Delivery: Sendable {
                 return try application.activateActionMessage(
                     actionName: action, parameter: [.structure([.string(type), userInfo])], platformData: platformData)
             }
-            platformData["org.widgethost.user-activity"] = .vardict(["activity_type": .string(type), "user_info": userInfo])
+            platformData.userActivity = .vardict(["activity_type": .string(type), "user_info": userInfo])
             return try application.activateMessage(platformData: platformData)
         case (.freedesktop, .performAction(let action, let parameter)):
             // av: each element is a variant's content.
@@ -54,6 +49,75 @@ struct Delivery: Sendable {
         case (.widgethost, .performAction(let action, let parameter)):
             let value = parameter.flatMap(Self.value) ?? .array(element: "v", [])
             return try app1.performActionMessage(action: action, parameter: value, context: platformData)
+        }
+    }
+
+    /// `org.widgethost.source` (docs/delivery.md): what was tapped, written
+    /// straight into the delivery, its keys in increasing order as a
+    /// dictionary's are (a dictionary built for it cost an allocation, a hash
+    /// of each key and a sort, on every tap).
+    struct TapSource: VardictWritable, Sendable {
+        enum Tapped: Sendable {
+            case widget(id: String, kind: String, family: String)
+            case activity(id: String, attributesType: String, presentation: String)
+            /// `Apps.OpenURL`: no tap, only `via`.
+            case nothing
+        }
+        var tapped: Tapped
+        var elementID: String?
+        var surface: Surface?
+        var via: TapVia?
+
+        func writeEntries(to writer: inout MessageWriter) throws {
+            func entry(_ key: String, _ value: String?) throws {
+                guard let value else { return }
+                try writer.appendEntry(key, "s") { try $0.append(value) }
+            }
+            switch tapped {
+            case .widget(let id, let kind, let family):
+                try entry("element_id", elementID)
+                try entry("family", family)
+                try entry("kind", kind)
+                try entry("surface", surface?.rawValue)
+                try entry("via", via?.rawValue)
+                try entry("widget_id", id)
+            case .activity(let id, let attributesType, let presentation):
+                try entry("activity_id", id)
+                try entry("attributes_type", attributesType)
+                try entry("element_id", elementID)
+                try entry("presentation", presentation)
+                try entry("surface", surface?.rawValue)
+                try entry("via", via?.rawValue)
+            case .nothing:
+                try entry("via", via?.rawValue)
+            }
+        }
+    }
+
+    /// `platform_data` or `context` (a{sv}), written straight into the call:
+    /// built as a dictionary, with the source as a tree inside it, it cost a
+    /// dozen allocations a tap.
+    struct Context: VardictWritable {
+        var source: TapSource
+        var deadline: Int64
+        var activationToken: String?
+        /// `org.widgethost.user-activity`, for a user activity delivered by `Activate`.
+        var userActivity: DBusValue?
+
+        /// In increasing key order, as a dictionary is written.
+        func writeEntries(to writer: inout MessageWriter) throws {
+            if let token = activationToken {
+                try writer.appendEntry("activation-token", "s") { try $0.append(token) }
+                try writer.appendEntry("desktop-startup-id", "s") { try $0.append(token) }
+            }
+            if deadline > 0 { try writer.appendEntry("org.widgethost.deadline", "x") { try $0.append(deadline) } }
+            try writer.appendEntry("org.widgethost.source", "a{sv}") { try $0.appendVardict(source) }
+            if let userActivity {
+                try writer.appendDictEntry { entry in
+                    try entry.append("org.widgethost.user-activity")
+                    try entry.appendVariant(userActivity)
+                }
+            }
         }
     }
 
@@ -99,7 +163,9 @@ struct Delivery: Sendable {
 
     /// The `a{sv}` details of a resolution.
     static func details(appID: String, _ resolution: TapResolution) -> [String: DBusValue] {
-        var details: [String: DBusValue] = resolution.details.mapValues(\.dbusValue)
+        // Room for the keys added below, and for `error` later: one allocation, not one per growth.
+        var details = [String: DBusValue](minimumCapacity: resolution.details.count + 6)
+        for (key, value) in resolution.details { details[key] = value.dbusValue }
         details["app_id"] = .string(appID)
         details["diagnostics"] = .strings(resolution.diagnostics.map(\.rawValue))
         switch resolution.outcome {
@@ -134,11 +200,10 @@ extension Duration {
     }
 }
 
-/// Taps on their way to apps: options, the per-app limit, and `Tapped`.
-extension HostService {
+extension Delivery {
     /// Tap options (`TapOptions`, declared in Widget.Tap's XML), read as
     /// given: a tap converts nothing it does not use.
-    nonisolated static func tapOptions(_ options: [String: DBusValue]) throws(HostError) -> (Surface, String?) {
+    static func tapOptions(_ options: [String: DBusValue]) throws(HostError) -> (Surface, String?) {
         guard !options.isEmpty else { return (.desktop, nil) }
         let parsed = try TapOptions(options, as: OptionValue.init)
         guard let surface = Surface(rawValue: parsed.surface) else {
@@ -146,41 +211,48 @@ extension HostService {
         }
         return (surface, parsed.activationToken)
     }
+}
+
+/// Taps on their way to apps (docs/delivery.md): the per-app limit on those
+/// waiting for an answer (the model's `DeliveryGate`), the probe of an app
+/// that left one unanswered, and `Tapped`.
+final class Deliveries: Store {
+    private var gate: DeliveryGate
+    private let context: HostContext
+
+    init(_ context: HostContext) {
+        self.context = context
+        gate = DeliveryGate(maxPendingPerApp: context.configuration.maxPendingDeliveriesPerApp)
+    }
+
+    /// Deliveries are an app's, and one waiting on a connection that left
+    /// ends with the error the bus answers it with (docs/delivery.md).
+    func connectionLeft(_ connection: String) {}
 
     /// Answers a resolved tap: at once for Resolve, else after delivering it
-    /// to the app (docs/delivery.md), then emits `Tapped` for `target`.
+    /// to the app (docs/delivery.md), then emits `Tapped` for `target` and
+    /// runs `afterAction` (given for a control's action) on the connection's thread.
     func deliverTap(
-        _ target: String, _ resolution: TapResolution, app: KnownApp, token: String?, source: [String: DBusValue], reply: TapReply,
-        deliver: Bool
+        _ target: String, _ resolution: TapResolution, app: KnownApp, token: String?, source: Delivery.TapSource, reply: TapReply,
+        deliver: Bool, afterAction: (@Sendable () -> Void)? = nil
     ) {
         let details = Delivery.details(appID: app.id, resolution)
         guard deliver else { return reply.succeed((resolution.outcome.name.rawValue, details)) }
         var source = source
-        if case .openURL(_, let via) = resolution.outcome { source["via"] = .string(via.rawValue) }
+        if case .openURL(_, let via) = resolution.outcome { source.via = via }
         let delivery = Delivery(
             appID: app.id, options: app.options, destination: app.deliveryDestination, outcome: resolution.outcome,
             activationToken: token, source: source)
-        // The delivery's answer arrives on the connection's thread, which is this actor's executor.
-        self.deliver(delivery) { [weak self, details, source] error in
+        // The delivery's answer arrives on the connection's thread.
+        self.deliver(delivery) { [context] error in
             var details = details
             if let error { details["error"] = .string(error.message) }
-            // One a{sv} for the reply and the signal: a tap encodes its details
-            // once. The binding checks both against the declared signatures.
-            let outcome = DBusValue.string(resolution.outcome.name.rawValue)
-            let encoded = DBusValue.vardict(details)
-            if let error { reply.fail(error) } else { reply.untyped.succeed([outcome, encoded]) }
-            self?.assumeIsolated { service in
-                let tapped = Host1Widgets.Signal.tapped.rawValue
-                service.emitting(tapped) {
-                    try $0.emit(
-                        path: Host1Widgets.objectPath, interface: Host1Widgets.name, member: tapped,
-                        arguments: [.objectPath(target), outcome, encoded])
-                }
-                // docs/widgets.md#resolution-rules, rule control: after a control's action the widget's timeline is reloaded.
-                if case .performAction = resolution.outcome, case .string(let widgetID)? = source["widget_id"] {
-                    service.requestReload(widgetID, .action)
-                }
-            }
+            // The reply and the signal are each written straight from the details.
+            let outcome = resolution.outcome.name.rawValue
+            if let error { reply.fail(error) } else { reply.succeed((outcome, details)) }
+            let tapped = Host1Widgets.Tapped(target: target, outcome: outcome, details: details)
+            context.emitting(Host1Widgets.Signal.tapped.rawValue) { try tapped.emit(on: $0, path: Host1Widgets.objectPath) }
+            afterAction?()
         }
     }
 
@@ -188,24 +260,26 @@ extension HostService {
     /// waiting for an answer, or left one unanswered (``DeliveryGate``): a
     /// flood of taps for one app that does not keep up is refused at once
     /// instead of piling up in the host.
-    func deliver(_ delivery: Delivery, completion: @escaping @Sendable (HostError?) -> Void) {
+    func deliver(_ delivery: consuming Delivery, completion: @escaping @Sendable (HostError?) -> Void) {
         // An outcome of `none` sends nothing, so no limit on sending applies to it.
         if case .none = delivery.outcome { return completion(nil) }
         let appID = delivery.appID
-        switch deliveries.admit(appID) {
+        switch gate.admit(appID) {
         case .send: break
         case .refuse(let error): return completion(error)
         case .refuseAndProbe(let error):
             probe(appID, at: delivery.destination)
             return completion(error)
         }
-        var delivery = delivery
-        delivery.deadline = UnixTime.milliseconds(now.addingTimeInterval(configuration.deliveryTimeout.timeInterval))
-        // The answer arrives on the connection's thread, which is this actor's executor.
+        let timeout = context.configuration.deliveryTimeout
+        // The caller's delivery, taken over: setting its deadline copies nothing.
+        delivery.deadline = UnixTime.milliseconds(context.now.addingTimeInterval(timeout.timeInterval))
+        // The answer arrives on the connection's thread.
         let destination = delivery.destination
-        delivery.perform(on: connection, timeout: configuration.deliveryTimeout) { [weak self] error, timedOut in
-            self?.assumeIsolated { service in
-                if service.deliveries.ended(appID, timedOut: timedOut) { service.probe(appID, at: destination) }
+        let deliveries = Confined(self, on: context.connection)
+        delivery.perform(on: context.connection, timeout: timeout) { error, timedOut in
+            deliveries.run { deliveries in
+                if deliveries.gate.ended(appID, timedOut: timedOut) { deliveries.probe(appID, at: destination) }
             }
             completion(error)
         }
@@ -216,24 +290,25 @@ extension HostService {
     /// itself and which does nothing if it arrives late). Until it does, no
     /// delivery is sent to it: what a stopped app would find waiting when it
     /// resumes are taps whose callers were told long ago that they failed.
-    func probe(_ appID: String, at destination: String) {
+    private func probe(_ appID: String, at destination: String) {
         do {
             let ping = try Message.methodCall(destination: destination, path: "/", interface: StandardInterfaces.peer, member: StandardInterfaces.ping)
-            connection.send(ping, timeout: configuration.deliveryTimeout) { [weak self] result in
-                self?.assumeIsolated { service in
+            let deliveries = Confined(self, on: context.connection)
+            context.connection.send(ping, timeout: context.configuration.deliveryTimeout) { result in
+                deliveries.run { deliveries in
                     switch result {
                     case .failure(let error as DBusError) where error.name == DBusError.noReplyName:
                         // Still silent: the next delivery asks again.
-                        service.deliveries.probeAnswered(appID, stillSilent: true)
+                        deliveries.gate.probeAnswered(appID, stillSilent: true)
                     default:
                         // It answered, or it is gone and the next delivery starts it anew.
-                        service.deliveries.probeAnswered(appID, stillSilent: false)
-                        service.logger.info("the app answers deliveries again", metadata: ["app": "\(appID)"])
+                        deliveries.gate.probeAnswered(appID, stillSilent: false)
+                        deliveries.context.logger.info("the app answers deliveries again", metadata: ["app": "\(appID)"])
                     }
                 }
             }
         } catch {
-            deliveries.probeAnswered(appID, stillSilent: false)
+            gate.probeAnswered(appID, stillSilent: false)
         }
     }
 }

@@ -1,5 +1,4 @@
 import DBus
-import Dispatch
 import FoundationEssentials
 import Logging
 import ServiceLifecycle
@@ -49,6 +48,8 @@ public struct HostConfiguration: Sendable {
     public var providerTimeout: Duration = .seconds(HostDefaults.providerTimeout)
     /// The timeline engine's budget, pacing and retry settings.
     public var timelines = TimelineOptions()
+    /// The frame announcements are coalesced in, and each app's update rate, burst and ceiling.
+    public var updates = UpdatePacingOptions()
 
     public init(environment: [String: String] = ProcessInfo.processInfo.environment) {
         xdg = XDGDirectories.fromEnvironment(environment)
@@ -59,37 +60,26 @@ public struct HostConfiguration: Sendable {
     }
 }
 
-/// The host's state and its D-Bus face, and `widget-hostd` as a ServiceLifecycle
-/// service: ``run()`` serves the objects, owns the name and serves the bus until
-/// a graceful shutdown (it returns) or the bus is lost (it throws). Runs on the
-/// connection's thread (the actor's executor), so every change of a sender
-/// happens in the order it sent the messages that caused it (see `senders`).
+/// `widget-hostd` as a ServiceLifecycle service: ``run()`` serves the
+/// objects, owns the name and serves the bus until a graceful shutdown (it
+/// returns) or the bus is lost (it throws). Runs on the connection's thread
+/// (the actor's executor), so every change of a sender happens in the order it
+/// sent the messages that caused it (see `senders`).
+///
+/// The host is the one isolation domain: it owns the stores (``Stores``),
+/// builds each interface's server over the stores it needs
+/// (``makeServers()``), and routes what is not a call — a connection leaving
+/// the bus, a timer, the journal's reports — to the stores it concerns.
 public actor HostService: Service, CustomStringConvertible {
     public nonisolated var description: String { "widget-hostd on \(bus)" }
-    public let connection: Connection
+    /// The connection, the log and the options, which every part shares.
+    let context: HostContext
     /// The bus `connection` is on.
     public let bus: BusAddress
-    public let configuration: HostConfiguration
-    let logger: Logger
-    var registry: AppRegistry
-    var widgets = WidgetStore()
-    /// What each app's objects take on the bus, against the budgets (see FootprintService.swift).
-    var footprint: Footprint
-    var activities: LiveActivityStore
-    /// The interfaces every widget and Live Activity object shares, built on first use.
-    lazy var objectInterfaces = ObjectInterfaces(Dispatcher(host: self))
-    /// The last `LiveActivities.Order` announced, to emit PropertiesChanged only on change.
-    var announcedOrder: [String] = []
-    var timelines: TimelineEngine
-    /// `GetTimeline` calls under way to each app's provider, and those waiting (`maxProviderCallsPerApp`).
-    var providerCalls: TurnLimiter<String, TimelineFetch>
-    /// Deliveries waiting for each app's answer (`maxPendingDeliveriesPerApp`),
-    /// and the apps that left one unanswered (see Delivery.swift).
-    var deliveries: DeliveryGate
-    /// The state directory: its journal, the writes not yet on disk and their callers (see Storage.swift).
-    var storage = Storage()
-    /// Each timer's wall-clock deadline: `arm(_:at:)` sets them, `run()` fires them (see Timers.swift).
-    var timers = Deadlines()
+    /// The model, one store per concern, each handed to the servers that need it.
+    let stores: Stores
+    /// Each timer's wall-clock deadline: the stores arm them, a timer of the connection's loop fires them (see Timers.swift).
+    let timers: Deadlines
     /// Work a handler starts that outlives its call; `run()` runs each as its child.
     private let jobs = AsyncStream<Job>.makeStream()
     /// Name owners changing on the bus, watched from `start()` on; `run()` reads them.
@@ -100,8 +90,23 @@ public actor HostService: Service, CustomStringConvertible {
         self.scheduleTurn(of: sender)
     }
 
+    public nonisolated var connection: Connection { context.connection }
+    public nonisolated var configuration: HostConfiguration { context.configuration }
+    nonisolated var logger: Logger { context.logger }
+
     public nonisolated var unownedExecutor: UnownedSerialExecutor {
         connection.executor.asUnownedSerialExecutor()
+    }
+
+    /// Runs `operation` isolated to the host, from code already on its
+    /// executor (the connection's thread): what `assumeIsolated` does, after
+    /// the same check and with the same cast, without the two allocations it
+    /// makes each time to carry its closure across. `operation` gets what it
+    /// needs as `context` and captures nothing, so it is made without
+    /// allocating either. A tap passes here three times.
+    nonisolated func onExecutor<Context>(_ context: Context, _ operation: @escaping (isolated HostService, Context) -> Void) {
+        precondition(connection.isCurrentThread, "the host was called off its connection's thread")
+        unsafeBitCast(operation, to: ((HostService, Context) -> Void).self)(self, context)
     }
 
     /// Connects to `bus`; ``run()`` then serves it.
@@ -112,25 +117,12 @@ public actor HostService: Service, CustomStringConvertible {
     }
 
     init(connection: Connection, bus: BusAddress, configuration: HostConfiguration, logger: Logger) {
-        self.connection = connection
+        let context = HostContext(connection: connection, logger: logger, configuration: configuration)
+        let timers = Deadlines(clock: configuration.clock)
+        self.context = context
         self.bus = bus
-        self.configuration = configuration
-        self.logger = logger
-        self.registry = AppRegistry(maxRegistrationsPerConnection: configuration.maxRegistrationsPerConnection)
-        var limits = ActivityLimits()
-        limits.maxPerApp = configuration.maxActivitiesPerApp
-        limits.content = configuration.contentLimits
-        self.activities = LiveActivityStore(limits: limits)
-        widgets.limits = configuration.contentLimits
-        widgets.maxPerApp = configuration.maxWidgetsPerApp
-        widgets.maxConfigurationBytes = configuration.maxConfigurationBytes
-        widgets.maxBundleBytes = configuration.maxBundleBytes
-        widgets.maxBundleBytesPerConnection = configuration.maxBundleBytesPerConnection
-        registry.maxRegistrationsPerSandboxedApp = configuration.maxIDsPerSandboxedApp
-        self.timelines = TimelineEngine(options: configuration.timelines)
-        self.footprint = Footprint(budgets: configuration.budgets)
-        self.providerCalls = TurnLimiter(limit: configuration.maxProviderCallsPerApp)
-        self.deliveries = DeliveryGate(maxPendingPerApp: configuration.maxPendingDeliveriesPerApp)
+        self.timers = timers
+        self.stores = Stores(context, timers: timers)
         // The host takes no descriptors (every call carrying some is refused),
         // so those in messages not yet dispatched are kept few: a flood of them
         // cannot fill its descriptor table.
@@ -143,9 +135,9 @@ public actor HostService: Service, CustomStringConvertible {
                 errorName: HostError(.limitExceeded, "").dbusName, entriesName: "set by widget-hostd --max-dict-entries", bytesName: "set by widget-hostd --max-dict-bytes"))
     }
 
-    /// Serves the objects, then owns the name, then serves the bus: name owner
-    /// changes, the timers and the work handlers start (``spawn(_:)``), each a
-    /// child task. SIGTERM/SIGINT (a graceful shutdown) give the name back and
+    /// Serves the objects, then owns the name, then serves the bus: the timers
+    /// start firing (see Timers.swift), and name owner changes and the work
+    /// handlers start (``spawn(_:)``), each a child task. SIGTERM/SIGINT (a graceful shutdown) give the name back and
     /// close the connection, and `run()` returns; a lost bus makes it throw
     /// ``DaemonError/busLost(_:)``, so the ServiceGroup ends with a failure.
     public func run() async throws {
@@ -168,10 +160,10 @@ public actor HostService: Service, CustomStringConvertible {
             metadata: ["bus": "\(bus)", "name": "\(Host1Apps.busName)", "unique": "\(connection.uniqueName ?? "?")"])
         // Once the bus is gone no handler can start work: the loop below ends.
         connection.onDisconnect { [jobs] in jobs.continuation.finish() }
+        serveTimers()
         await withTaskCancellationHandler {
             await withDiscardingTaskGroup { group in
                 group.addTask { await self.watchConnections() }
-                group.addTask { await self.serveTimers() }
                 group.addTask { [connection] in
                     // SIGTERM/SIGINT: give the name back, then close, which ends the wait below.
                     guard (try? await gracefulShutdown()) != nil else { return }
@@ -202,21 +194,43 @@ public actor HostService: Service, CustomStringConvertible {
         // Reading every object's properties for a reply of many objects leaves
         // their blocks freed but resident: give the pages back once it is sent.
         connection.afterLargeReply(ofAtLeast: 1 << 20) { Allocator.returnFreePagesInBackground() }
-        try openState()
+        let (root, apps) = makeServers()
+        // The stores whose objects outlive a run: what start-up restores, a
+        // snapshot writes and a refused write puts back.
+        try stores.storage.open(DurableModel(widgets: stores.widgets, activities: stores.activities, timelines: stores.timelines))
         // Reading the files left their text, their records and the paths
         // exported freed but resident: the reader's locals are gone by now.
         Allocator.returnFreePages()
-        applyScan(await Self.scan(configuration.xdg))
+        apps.applyScan(await DesktopScan.read(configuration.xdg))
         // What fell due while the host was not running.
-        activityDeadlinePassed()
-        timelineDeadlinePassed()
-        let dispatcher = Dispatcher(host: self)
-        let root = [
-            Host1Apps.exported(AppsServer(dispatcher: dispatcher)), Host1Widgets.exported(WidgetsServer(dispatcher: dispatcher)),
-            Host1LiveActivities.exported(LiveActivitiesServer(dispatcher: dispatcher)),
-        ]
+        stores.activities.deadlinePassed()
+        stores.timelines.deadlinePassed()
         try connection.export(root, at: Host1Apps.objectPath)
         logger.info("serving \(Host1Apps.objectPath)", metadata: ["interfaces": "\(root.map(\.description.name))"])
+    }
+
+    /// Each interface's server over the stores its calls need — the one place
+    /// that says which server reaches which store — and the interfaces every
+    /// widget and activity object shares, handed to the stores that export
+    /// those objects. Returns the root object's interfaces, and the apps'
+    /// handlers, which read the desktop entries at start-up as `Reload` does.
+    private func makeServers() -> (root: [ExportedInterface], apps: AppsHandlers) {
+        let s = stores
+        let apps = AppsHandlers(apps: s.apps, widgets: s.widgets, timelines: s.timelines, deliveries: s.deliveries, context: context)
+        let widgets = WidgetsHandlers(widgets: s.widgets, apps: s.apps, timelines: s.timelines, context: context)
+        let widget = WidgetHandlers(widgets: s.widgets, apps: s.apps, timelines: s.timelines, deliveries: s.deliveries, context: context)
+        let activities = LiveActivitiesHandlers(activities: s.activities, apps: s.apps)
+        let activity = LiveActivityHandlers(activities: s.activities, apps: s.apps, deliveries: s.deliveries, context: context)
+        let objects = ObjectInterfaces(
+            widget: WidgetServer(dispatcher: Dispatcher(self, widget)), activity: LiveActivityServer(dispatcher: Dispatcher(self, activity)))
+        s.widgets.objectInterfaces = objects.widget
+        s.activities.objectInterfaces = objects.activity
+        let root = [
+            Host1Apps.exported(AppsServer(dispatcher: Dispatcher(self, apps))),
+            Host1Widgets.exported(WidgetsServer(dispatcher: Dispatcher(self, widgets))),
+            Host1LiveActivities.exported(LiveActivitiesServer(dispatcher: Dispatcher(self, activities))),
+        ]
+        return (root, apps)
     }
 
     private func watchConnections() async {
@@ -237,59 +251,22 @@ public actor HostService: Service, CustomStringConvertible {
     private func stop() async {
         // A clean stop writes what is queued, then one snapshot and an empty
         // journal, so the next start reads less.
-        if let journal = storage.journal {
-            journal.compact(durableImage())
+        if let journal = stores.storage.closing() {
             await journal.finish()
-            // Its reports hold this service: let both go.
-            storage.journal = nil
+            stores.storage.closed()
         }
         ownerChanges = nil
+        timers.stop()
         jobs.continuation.finish()
         // The exported handlers hold this service; let both go.
         connection.unexportAll()
     }
 
+    /// A connection left the bus: what it owned goes, here and nowhere else —
+    /// what is known of it (a lookup of it still under way stores nothing),
+    /// then what each store holds of it (``Store/connectionLeft(_:)``).
     func connectionClosed(_ owner: String) {
-        // What was known of it goes, and a lookup of it still under way stores nothing.
         senders.forget(owner)
-        let ended = registry.connectionClosed(owner)
-        for appID in ended {
-            logger.info("registration ended with its connection", metadata: ["app": "\(appID)", "owner": "\(owner)"])
-            emitAppUnregistered(appID)
-        }
-        dropUnneededBundles(among: ended)
-    }
-
-    /// Forgets the bundles of apps among `appIDs` that are gone (no live
-    /// registration, no desktop entry) and have no placed widget, so that
-    /// apps that come and go leave nothing behind. When the disk refuses,
-    /// the bundles stay until the next chance.
-    func dropUnneededBundles(among appIDs: some Sequence<String>) {
-        let unneeded = widgets.unneededBundles(among: appIDs) { registry.app($0) != nil }
-        guard !unneeded.isEmpty else { return }
-        do {
-            try persist(unneeded.map { .bundleRemoved(appID: $0) })
-        } catch {
-            return logger.warning("could not forget the bundles of apps that are gone: \(error)")
-        }
-        for appID in unneeded { widgets.dropBundle(appID: appID) }
-        logger.info("bundles of apps that are gone forgotten", metadata: ["apps": "\(unneeded)"])
-    }
-
-    // MARK: Desktop entries
-
-    /// Reads desktop entries off the connection's thread (it is file I/O).
-    nonisolated static func scan(_ xdg: XDGDirectories) async -> DesktopScan {
-        await withCheckedContinuation { continuation in
-            DispatchQueue.global(qos: .utility).async { continuation.resume(returning: DesktopScan.scan(xdg)) }
-        }
-    }
-
-    func applyScan(_ scan: DesktopScan) {
-        for warning in scan.warnings { logger.warning("\(warning)") }
-        registry.replaceDiscovered(scan)
-        logger.info("desktop entries read", metadata: ["apps": "\(scan.apps.map(\.id))"])
-        for app in scan.apps { providerMayHaveChanged(app.id) }
-        dropUnneededBundles(among: widgets.bundles.keys)
+        for store in stores.all { store.connectionLeft(owner) }
     }
 }

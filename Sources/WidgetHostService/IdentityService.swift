@@ -20,15 +20,16 @@ extension HostService {
         connection.async { self.assumeIsolated { $0.senders.turn(of: sender) } }
     }
 
-    /// Runs `body` with the caller's identity — and, when `name` is given, the
-    /// unique name owning that bus name now — answering `reply` with what it
-    /// returns or throws. At once when the identity is cached and no name is asked for.
-    func withCaller<T>(
-        _ sender: String, nameOwnerOf name: String? = nil, reply: TypedReply<T>,
-        _ body: @escaping @Sendable (isolated HostService, CallerIdentity, String?) throws -> T
+    /// Runs `body` with `handlers` and the caller's identity — and, when
+    /// `name` is given, the unique name owning that bus name now — answering
+    /// `reply` with what it returns or throws. At once when the identity is
+    /// cached and no name is asked for.
+    func withCaller<T, Handlers>(
+        _ sender: String, nameOwnerOf name: String? = nil, reply: TypedReply<T>, handlers: Confined<Handlers>,
+        _ body: @escaping @Sendable (Handlers, CallerIdentity, String?) throws -> T
     ) {
         if name == nil, let known = senders.known(sender) {
-            return answerOnceStored(reply) { try body(self, try known.get(), nil) }
+            return stores.storage.answerOnceStored(reply) { try body(handlers.part(on: self), try known.get(), nil) }
         }
         senders.hold(sender)
         spawn { service in
@@ -40,7 +41,7 @@ extension HostService {
                 if service.senders.hasLeft(sender) {
                     reply.fail(HostError.accessDenied("the calling connection left the bus before its call took effect; nothing was stored"))
                 } else {
-                    service.answerOnceStored(reply) { try body(service, identity, owner) }
+                    service.stores.storage.answerOnceStored(reply) { try body(handlers.part(on: service), identity, owner) }
                 }
             } catch {
                 reply.fail(error)

@@ -1,112 +1,114 @@
+import DBus
 import FoundationEssentials
+import WidgetHostCore
 
 /// The host's timers: one per concern, never one per item.
 enum HostTimer: CaseIterable, Sendable {
-    /// The next Live Activity deadline (stale, end, removal); see `rearmActivityTimer()`.
+    /// The next Live Activity deadline (stale, end, removal); see `Activities.changed()`.
     case activities
-    /// The timeline engine's next deadline; see `rearmTimelineTimer()`.
+    /// The timeline engine's next deadline; see `Timelines.rearm()`.
     case timelines
-    /// Writing what the state directory refused, again (see StateService.swift).
+    /// Writing what the state directory refused, again (see Storage.swift).
     case storage
     /// Answering the callers of a write the disk has not taken within the
-    /// delivery timeout (see `answerSlowWrites()`).
+    /// delivery timeout (see `Storage.answerSlowWrites()`).
     case slowWrites
+    /// The end of the earliest frame an announcement is held for (see Pacing.swift).
+    case announcements
+    /// Answering the oldest refused update held back (see Pacing.swift).
+    case refusals
 }
 
-/// Each timer's wall-clock deadline, and the timer loop waiting for one to change.
-struct Deadlines {
+/// Each timer's wall-clock deadline, and one timer of the connection's loop
+/// set for the earliest: the stores that keep a timer arm it; the loop timer
+/// fires the host's ``HostService/timersDue()`` on the connection's thread
+/// (the host's executor), with no task woken. Arming costs a comparison and,
+/// when the earliest deadline moves, a lock; with nothing armed the loop
+/// timer is disarmed and the host never wakes for it.
+final class Deadlines {
     private var at: [HostTimer: Date] = [:]
-    /// The timer loop waiting for a deadline to change; ``arm(_:at:)`` resumes it.
-    private var waiter: CheckedContinuation<Void, Never>?
-    /// Counts deadline changes, so a change made before the loop waits is not missed.
-    private(set) var changes = 0
+    private let clock: any WallClock
+    /// Set once the host serves the bus (``serve(with:)``); nil before and after.
+    private var loopTimer: ConnectionTimer?
+    /// The deadline the loop timer is set for.
+    private var setFor: Date?
+
+    init(clock: any WallClock) {
+        self.clock = clock
+    }
 
     /// `timer`'s deadline; nil while it is disarmed.
     func deadline(_ timer: HostTimer) -> Date? { at[timer] }
 
-    /// The earliest deadline armed.
-    var next: Date? { at.values.min() }
-
-    /// Arms `timer` for `deadline`, or disarms it with nil; a change wakes the loop.
-    mutating func arm(_ timer: HostTimer, at deadline: Date?) {
+    /// Arms `timer` for `deadline`, or disarms it with nil.
+    func arm(_ timer: HostTimer, at deadline: Date?) {
         guard at[timer] != deadline else { return }
         at[timer] = deadline
-        changes += 1
-        wake()
+        schedule()
     }
 
     /// Whether `timer`'s deadline passed by `now`; it is then disarmed.
-    mutating func takeIfDue(_ timer: HostTimer, now: Date) -> Bool {
+    func takeIfDue(_ timer: HostTimer, now: Date) -> Bool {
         guard let deadline = at[timer], deadline <= now else { return false }
         at[timer] = nil
         return true
     }
 
-    /// Parks the loop until a deadline changes after it saw `seen` changes:
-    /// at once when one changed meanwhile or the loop is cancelled.
-    mutating func wait(_ continuation: CheckedContinuation<Void, Never>, since seen: Int, cancelled: Bool) {
-        if cancelled || changes != seen { continuation.resume() } else { waiter = continuation }
+    /// Starts firing with `loopTimer`, set for the earliest deadline.
+    func serve(with loopTimer: ConnectionTimer) {
+        self.loopTimer = loopTimer
+        setFor = nil
+        schedule()
     }
 
-    /// Resumes the parked loop, if any.
-    mutating func wake() {
-        waiter?.resume()
-        waiter = nil
+    /// Stops firing: the loop timer goes.
+    func stop() {
+        loopTimer?.invalidate()
+        loopTimer = nil
+    }
+
+    /// The loop timer fired: it is set for nothing until ``schedule()``.
+    func fired() { setFor = nil }
+
+    /// Sets the loop timer for the earliest deadline, or disarms it.
+    func schedule() {
+        let next = at.values.min()
+        guard let loopTimer, next != setFor else { return }
+        setFor = next
+        guard let next else { return loopTimer.disarm() }
+        // Deadlines are wall-clock times: waking at least once a minute
+        // notices a clock set forward or a machine that slept.
+        let wait = min(max(0, next.timeIntervalSince(clock.now())), 60)
+        loopTimer.fire(after: .nanoseconds(Int64((wait * 1e9).rounded(.up))))
     }
 }
 
-/// The timer loop: one task of `run()` fires each timer when its deadline passes.
+/// Firing the timers: the loop timer calls ``timersDue()``.
 extension HostService {
-    /// Arms `timer` for a wall-clock `deadline`, or disarms it with `nil`.
-    func arm(_ timer: HostTimer, at deadline: Date?) {
-        timers.arm(timer, at: deadline)
+    /// Starts firing the timers (`run()` calls it once the host serves the
+    /// bus), with those already due.
+    func serveTimers() {
+        timers.serve(with: connection.makeTimer { [weak self] in self?.assumeIsolated { $0.timersDue() } })
+        timersDue()
     }
 
-    /// Fires each timer whose deadline passed, then sleeps until the next
-    /// deadline or until one changes.
-    func serveTimers() async {
-        while !Task.isCancelled {
-            let now = self.now
-            // Each checked just before it fires: what one fires may arm the next.
-            for timer in HostTimer.allCases where timers.takeIfDue(timer, now: now) { fire(timer) }
-            let next = timers.next
-            let seen = timers.changes
-            await withTaskGroup(of: Void.self) { group in
-                if let next {
-                    // Deadlines are wall-clock times: waking at least once a minute
-                    // notices a clock set forward or a machine that slept.
-                    let wait = min(max(0, next.timeIntervalSince(now)), 60)
-                    group.addTask { try? await Task.sleep(for: .milliseconds(Int(wait * 1000) + 1), tolerance: .milliseconds(20)) }
-                }
-                group.addTask { await self.untilDeadlineChanges(since: seen) }
-                await group.next()
-                group.cancelAll()
-            }
-        }
+    /// Fires each timer whose deadline passed, then sets the loop timer for the next.
+    func timersDue() {
+        timers.fired()
+        let now = context.now
+        // Each checked just before it fires: what one fires may arm the next.
+        for timer in HostTimer.allCases where timers.takeIfDue(timer, now: now) { fire(timer) }
+        timers.schedule()
     }
 
     private func fire(_ timer: HostTimer) {
         switch timer {
-        case .activities: activityDeadlinePassed()
-        case .timelines: timelineDeadlinePassed()
-        case .storage: retryStorage()
-        case .slowWrites: answerSlowWrites()
-        }
-    }
-
-    /// Returns once a deadline changed after the loop saw `seen` changes, or the
-    /// calling task is cancelled. The wait starts on this actor after handlers
-    /// may have armed timers meanwhile: those changes end it at once.
-    private func untilDeadlineChanges(since seen: Int) async {
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
-                timers.wait(continuation, since: seen, cancelled: Task.isCancelled)
-            }
-        } onCancel: { [connection] in
-            // The handler may run on any thread; the continuation belongs to this actor.
-            connection.async {
-                self.assumeIsolated { $0.timers.wake() }
-            }
+        case .activities: stores.activities.deadlinePassed()
+        case .timelines: stores.timelines.deadlinePassed()
+        case .storage: stores.storage.retry()
+        case .slowWrites: stores.storage.answerSlowWrites()
+        case .announcements: stores.pacing.announcementsDue()
+        case .refusals: stores.pacing.answerRefusals()
         }
     }
 }

@@ -171,6 +171,86 @@ indirect enum WireType {
 
     var encoder: String { "Coding.encode_\(mangled)" }
     var decoder: String { "Coding.decode_\(mangled)" }
+    var reader: String { "Coding.read_\(mangled)" }
+    var writer: String { "Coding.write_\(mangled)" }
+
+    /// The reader's and writer's methods for each basic type.
+    static let basicCoding: [Character: (read: String, write: String)] = [
+        "y": ("readByte()", "append(value)"), "b": ("readBool()", "append(value)"), "n": ("readInt16()", "append(value)"),
+        "q": ("readUInt16()", "append(value)"), "i": ("readInt32()", "append(value)"), "u": ("readUInt32()", "append(value)"),
+        "x": ("readInt64()", "append(value)"), "t": ("readUInt64()", "append(value)"), "d": ("readDouble()", "append(value)"),
+        "s": ("readString()", "append(value)"), "o": ("readObjectPath()", "append(objectPath: value)"),
+        "g": ("readSignature()", "append(signature: value)"),
+    ]
+
+    /// Reading this type from a `MessageReader` and writing it to a
+    /// `MessageWriter`, with no `DBusValue` in between but for variants and
+    /// the types kept as `DBusValue`.
+    func readingFunctions() -> String {
+        var read: String
+        var write: String
+        switch self {
+        case .basic(let c):
+            if let coding = Self.basicCoding[c] {
+                read = "try reader.\(coding.read)"
+                write = "try writer.\(coding.write)"
+            } else {
+                read = "try reader.readValue()"
+                write = "try writer.append(value: value)"
+            }
+        case .variant:
+            read = "try reader.readVariant()"
+            write = "try writer.appendVariant(value)"
+        case .opaque:
+            read = """
+                let value = try reader.readValue()
+                        guard value.signature == \(quoted(signature)) else { throw typeMismatch("a value", expected: \(quoted(signature)), got: value) }
+                        return value
+                """
+            write = "try writer.append(value: value)"
+        case .array(let element):
+            read = """
+                var result: \(swift) = []
+                        try reader.readArray { result.append(try \(element.reader)(&$0)) }
+                        return result
+                """
+            write = "try writer.appendArray(of: \(quoted(element.signature))) { writer in for element in value { try \(element.writer)(&writer, element) } }"
+        case .dictionary(.basic("s"), .variant):
+            read = "try reader.readVardict()"
+            write = "try writer.appendVardict(value)"
+        case .dictionary(let key, let valueType):
+            read = """
+                var result: \(swift) = [:]
+                        try reader.readDictionary { entry in
+                            let key = try \(key.reader)(&entry)
+                            result[key] = try \(valueType.reader)(&entry)
+                        }
+                        return result
+                """
+            write = """
+                try writer.appendDictionary(value, entry: \(quoted("{" + key.signature + valueType.signature + "}"))) { writer, key, value in
+                            try \(key.writer)(&writer, key)
+                            try \(valueType.writer)(&writer, value)
+                        }
+                """
+        case .structure(let fields):
+            read = "try reader.readStruct { (" + fields.map { "try \($0.reader)(&$0)" }.joined(separator: ", ") + ") }"
+            write =
+                "try writer.appendStruct { writer in "
+                + fields.enumerated().map { "try \($1.writer)(&writer, value.\($0))" }.joined(separator: "; ") + " }"
+        }
+        return """
+                static func read_\(mangled)(_ reader: inout MessageReader) throws -> \(swift) {
+                    \(read)
+                }
+
+                static func write_\(mangled)(_ writer: inout MessageWriter, _ value: \(swift)) throws {
+                    \(write)
+                }
+
+
+            """
+    }
 
     /// Every type this one is made of, itself last.
     var closure: [WireType] {
@@ -230,6 +310,12 @@ indirect enum WireType {
             """
     }
 
+    /// `a{sv}`.
+    var isVardict: Bool {
+        if case .dictionary(.basic("s"), .variant) = self { return true }
+        return false
+    }
+
     var isComparable: Bool {
         if case .basic(let c) = self { return c != "b" }
         return false
@@ -266,27 +352,39 @@ func resultType(_ outs: [Parameter]) -> String {
     }
 }
 
-func encodeResult(_ outs: [Parameter], _ value: String) -> String {
+/// The closure a `TypedReply` writes its value with.
+func writeResult(_ outs: [Parameter]) -> String {
     switch outs.count {
-    case 0: return "[]"
-    case 1: return "[\(outs[0].type.encoder)(\(value))]"
-    default: return "[" + outs.map { "\($0.type.encoder)(\(value).\(identifier($0.label)))" }.joined(separator: ", ") + "]"
+    case 0: return "{ _, _ in }"
+    case 1: return "{ writer, value in try \(outs[0].type.writer)(&writer, value) }"
+    default:
+        return "{ writer, value in " + outs.map { "try \($0.type.writer)(&writer, value.\(identifier($0.label)))" }.joined(separator: "; ") + " }"
     }
 }
 
-func decodeResult(_ outs: [Parameter], _ values: String, what: String) -> String {
+/// Reads out-arguments from the reader `values`.
+func readResult(_ outs: [Parameter], _ values: String) -> String {
     switch outs.count {
     case 0: return "()"
-    case 1: return "try \(outs[0].type.decoder)(\(values)[0], \(quoted(what + " " + outs[0].wireName)))"
-    default:
-        return "("
-            + outs.enumerated().map { "\(identifier($1.label)): try \($1.type.decoder)(\(values)[\($0)], \(quoted(what + " " + $1.wireName)))" }
-            .joined(separator: ", ") + ")"
+    case 1: return "try \(outs[0].type.reader)(&\(values))"
+    default: return "(" + outs.map { "\(identifier($0.label)): try \($0.type.reader)(&\(values))" }.joined(separator: ", ") + ")"
     }
 }
 
-func declarations(_ params: [Parameter]) -> String {
-    params.map { "\(identifier($0.label)): \($0.type.swift)" }.joined(separator: ", ")
+/// The closure that writes `params` (arguments named by their labels, or
+/// fields of `owner`) into a message; with `vardicts`, each `a{sv}` is a
+/// `VardictWritable`.
+func writeArguments(_ params: [Parameter], of owner: String = "", vardicts: Bool = false) -> String {
+    guard !params.isEmpty else { return "{ _ in }" }
+    return "{ writer in "
+        + params.map {
+            vardicts && $0.type.isVardict
+                ? "try writer.appendVardict(\(owner)\(identifier($0.label)))" : "try \($0.type.writer)(&writer, \(owner)\(identifier($0.label)))"
+        }.joined(separator: "; ") + " }"
+}
+
+func declarations(_ params: [Parameter], vardicts: String? = nil) -> String {
+    params.map { "\(identifier($0.label)): \($0.type.isVardict ? vardicts ?? $0.type.swift : $0.type.swift)" }.joined(separator: ", ")
 }
 
 /// The stored properties of a struct and its memberwise initializer.
@@ -298,10 +396,6 @@ func memberwise(_ fields: [Parameter], docs: [[InterfaceDescription.Annotation]]
     out += "\n        public init(\(declarations(fields))) {\n"
     for field in fields { out += "            self.\(identifier(field.label)) = \(identifier(field.label))\n" }
     return out + "        }\n\n"
-}
-
-func encodeArguments(_ params: [Parameter]) -> String {
-    "[" + params.map { "\($0.type.encoder)(\(identifier($0.label)))" }.joined(separator: ", ") + "]"
 }
 
 func passing(_ params: [Parameter]) -> String {
@@ -401,19 +495,13 @@ func swiftName(_ interface: InterfaceDescription) -> String {
     for method in interface.methods {
         let (ins, outs) = Parameter.of(method)
         let member = identifier(lowerCamel(method.name))
-        out += "        exported.method(Method.\(member).rawValue, .deferred { call, reply in\n"
-        out += "            let typed = TypedReply<\(resultType(outs))>(reply) { \(outs.count == 0 ? "_ in " : "")\(encodeResult(outs, "$0")) }\n"
-        if ins.isEmpty {
-            out += "            server.\(member)(call, reply: typed)\n"
-        } else {
-            out += "            let arguments = call.arguments\n            do {\n"
-            for (index, param) in ins.enumerated() {
-                out += "                let a\(index) = try \(param.type.decoder)(arguments[\(index)], \(quoted(param.wireName)))\n"
-            }
-            let args = ins.enumerated().map { "\(identifier($1.label)): a\($0)" }.joined(separator: ", ")
-            out += "                server.\(member)(call, \(args), reply: typed)\n"
-            out += "            } catch {\n                reply.fail(error)\n            }\n"
+        out += "        exported.method(Method.\(member).rawValue, .reading { call, \(ins.isEmpty ? "_" : "arguments"), reply in\n"
+        // The in-signature is checked before this runs: each read finds its type.
+        for (index, param) in ins.enumerated() {
+            out += "            let a\(index) = try \(param.type.reader)(&arguments)\n"
         }
+        let args = ins.enumerated().map { ", \(identifier($1.label)): a\($0)" }.joined()
+        out += "            server.\(member)(call\(args), reply: TypedReply(reply, writing: \(writeResult(outs))))\n"
         out += "        })\n"
     }
     for property in readable {
@@ -465,11 +553,12 @@ func swiftName(_ interface: InterfaceDescription) -> String {
         out += memberwise(fields, docs: signal.args.map(\.annotations))
         out += "        /// The signal `message` carries, or nil when it is another message or its arguments do not match.\n"
         out += "        public init?(_ message: Message) {\n"
-        out += "            guard message.interface == \(type).name, message.member == Signal.\(identifier(lowerCamel(signal.name))).rawValue else { return nil }\n"
-        out += "            let arguments = message.arguments()\n"
-        out += "            guard DBusValue.values(arguments, haveSignature: \(quoted(signal.signature))) else { return nil }\n"
+        out += "            guard message.interface == \(type).name, message.member == Signal.\(identifier(lowerCamel(signal.name))).rawValue,\n"
+        out += "                message.hasSignature(\(quoted(signal.signature)))\n"
+        out += "            else { return nil }\n"
+        if !fields.isEmpty { out += "            var arguments = MessageReader(message)\n" }
         for (index, f) in fields.enumerated() {
-            out += "            guard let a\(index) = try? \(f.type.decoder)(arguments[\(index)], \(quoted(f.wireName))) else { return nil }\n"
+            out += "            guard let a\(index) = try? \(f.type.reader)(&arguments) else { return nil }\n"
         }
         out += "            self.init(" + fields.enumerated().map { "\(identifier($1.label)): a\($0)" }.joined(separator: ", ") + ")\n"
         out += "        }\n\n"
@@ -480,7 +569,7 @@ func swiftName(_ interface: InterfaceDescription) -> String {
 
                     /// Emits the signal from the object at `path`.
                     public func emit(on connection: Connection, path: String) throws {
-                        try connection.emit(path: path, interface: \(type).name, member: \(member), arguments: arguments)
+                        try connection.emit(path: path, interface: \(type).name, member: \(member), writing: \(writeArguments(fields, of: "self.")))
                     }
 
                     /// The match rule for this signal.
@@ -518,22 +607,33 @@ func swiftName(_ interface: InterfaceDescription) -> String {
         let member = lowerCamel(method.name)
         let result = resultType(outs)
         let what = "the reply of \(name).\(method.name):"
+        let reading = outs.isEmpty ? "" : "var values = MessageReader(reply)\n            "
+        // Where the call takes an a{sv}, a flavour that takes any VardictWritable:
+        // an a{sv} only sent need not be built as a dictionary first.
+        var vardictMessage = ""
+        if ins.contains(where: \.type.isVardict) {
+            vardictMessage = "/// The call of \(method.name), its `a{sv}` written by what is given for it.\n"
+            vardictMessage += "        public func \(member)Message(\(declarations(ins, vardicts: "some VardictWritable"))) throws -> Message {\n"
+            vardictMessage += "            try Message.methodCall(\n"
+            vardictMessage += "                destination: destination, path: path, interface: \(type).name, member: Method.\(identifier(member)).rawValue,\n"
+            vardictMessage += "                writing: \(writeArguments(ins, vardicts: true)))\n"
+            vardictMessage += "        }\n\n        "
+        }
         out += """
 
                     /// The call of \(method.name), to send as it is.
                     public func \(member)Message(\(declarations(ins))) throws -> Message {
                         try Message.methodCall(
                             destination: destination, path: path, interface: \(type).name, member: Method.\(identifier(member)).rawValue,
-                            arguments: \(encodeArguments(ins)))
+                            writing: \(writeArguments(ins)))
                     }
 
-                    /// The typed answer in a reply to \(method.name).
+                    \(vardictMessage)/// The typed answer in a reply to \(method.name).
                     public static func \(member)Result(_ reply: Message) throws -> \(result) {
-                        let values = reply.arguments()
-                        guard DBusValue.values(values, haveSignature: \(quoted(method.outSignature))) else {
-                            throw typeMismatch(\(quoted(what)), expected: \(quoted(method.outSignature)), got: .structure(values))
+                        guard reply.hasSignature(\(quoted(method.outSignature))) else {
+                            throw typeMismatch(\(quoted(what)), expected: \(quoted(method.outSignature)), got: .structure(reply.arguments()))
                         }
-                        return \(decodeResult(outs, "values", what: what))
+                        \(reading)return \(readResult(outs, "values"))
                     }
 
             """
@@ -617,7 +717,7 @@ for path in paths {
 
 
         """
-    for key in usedTypes.keys.sorted() { swift += usedTypes[key]!.codingFunctions() }
+    for key in usedTypes.keys.sorted() { swift += usedTypes[key]!.codingFunctions() + usedTypes[key]!.readingFunctions() }
     swift += "}\n"
     return swift
 }

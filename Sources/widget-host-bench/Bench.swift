@@ -20,7 +20,9 @@ struct Bench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "widget-host-bench",
         abstract: "Measures WidgetHost against a direct libdbus floor on a private bus.",
-        subcommands: [BindingBench.self, TapsBench.self, UpdatesBench.self, ScaleBench.self, ShellBench.self])
+        subcommands: [
+            BindingBench.self, TapsBench.self, UpdatesBench.self, ScaleBench.self, ShellBench.self, PlasmaBench.self, RelayCommand.self,
+        ])
 }
 
 struct Stats {
@@ -151,9 +153,11 @@ func say(_ line: String) {
     fflush(nil)
 }
 
+/// This executable, which runs parts of a benchmark as processes of their own.
+let benchExecutable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+
 /// Where the package's executables are: next to this one.
-let binDirectory = URL(fileURLWithPath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0])
-    .deletingLastPathComponent().path
+let binDirectory = URL(fileURLWithPath: benchExecutable).deletingLastPathComponent().path
 
 /// The widget-hostd a benchmark starts: `option` (such as the installed
 /// /usr/bin/widget-hostd, to measure what the package ships), else the one
@@ -185,15 +189,6 @@ func registerBenchApp(_ appID: String, on call: (Message) throws -> Message, _ c
 
 /// User plus system CPU time of a process, in seconds (from /proc, in clock ticks).
 func cpuSeconds(_ pid: Int32) -> Double { cpuSeconds(stat: "/proc/\(pid)/stat") }
-
-/// The kernel's id of the calling thread (`/proc/thread-self` is `PID/task/TID`).
-func currentThreadID() -> Int32 {
-    let link = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/thread-self")) ?? ""
-    return Int32(link.split(separator: "/").last ?? "") ?? 0
-}
-
-/// User plus system CPU time of one of this process's threads, in seconds.
-func threadCPUSeconds(_ tid: Int32) -> Double { cpuSeconds(stat: "/proc/self/task/\(tid)/stat") }
 
 private func cpuSeconds(stat path: String) -> Double {
     let stat = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
@@ -255,6 +250,17 @@ struct TapsBench: AsyncParsableCommand {
         echo.start()
         defer { echo.stop() }
 
+        // Each call into the allocator of the host and of the relay is counted
+        // by a shim preloaded into both (see AllocationCounter), when a C
+        // compiler is at hand to build it.
+        let counter: AllocationCounter?
+        do { counter = try await AllocationCounter.build() } catch {
+            say("allocations are not counted: \(error)")
+            counter = nil
+        }
+        defer { counter?.remove() }
+        let hostAllocations = try counter?.count("host"), relayAllocations = try counter?.count("relay")
+
         // The host as its own process.
         let host = Process()
         host.executableURL = URL(fileURLWithPath: daemonPath(daemon))
@@ -267,7 +273,7 @@ struct TapsBench: AsyncParsableCommand {
             // 100,000 placed widgets take about 17 MB on the bus: the largest budgets hold them.
             "--max-app-bytes", "\(Footprint.Budgets.largestTotal)", "--max-host-bytes", "\(Footprint.Budgets.largestTotal)",
         ]
-        host.environment = bus.environment()
+        host.environment = bus.environment().merging(hostAllocations?.environment ?? [:]) { $1 }
         try PrivateBus.withCleanSignalMask { try host.run() }
         defer {
             // Normally already done below, once the host has written its state and exited.
@@ -288,10 +294,11 @@ struct TapsBench: AsyncParsableCommand {
         defer { app.stop() }
 
         // The ceiling: a plain libdbus relay in place of the host, sending and
-        // reading the same five messages per tap and doing nothing else.
-        let relay = try DirectLibdbus.Relay(address: bus.address, app: app.uniqueName)
+        // reading the same five messages per tap and doing nothing else, a
+        // process of its own as the host is.
+        let appName = app.uniqueName
+        let relay = try await onThread { try RelayProcess(address: bus.address, app: appName, adding: relayAllocations?.environment ?? [:]) }
         let relayName = relay.uniqueName
-        Thread { relay.run() }.start()
         defer { relay.stop() }
 
         // One renderer connection makes every call: the floor's, the host's and the relay's.
@@ -315,19 +322,28 @@ struct TapsBench: AsyncParsableCommand {
         // Pipelined: three rounds, each running the floor, the host and the relay in turn.
         var seconds = [0.0, 0.0, 0.0]
         var hostCPU = 0.0, relayCPU = 0.0
+        var hostAllocated: UInt64 = 0, relayAllocated: UInt64 = 0
         let rounds = 3
         for round in 0..<rounds {
             let share = total / rounds + (round < total % rounds ? 1 : 0)
             for (index, make) in [floorCall, tap, relayTap].enumerated() {
-                let cpuBefore = cpuSeconds(host.processIdentifier), relayBefore = threadCPUSeconds(relay.threadID)
+                let cpuBefore = cpuSeconds(host.processIdentifier), relayBefore = cpuSeconds(relay.processIdentifier)
+                let hostAllocatedBefore = hostAllocations?.value ?? 0, relayAllocatedBefore = relayAllocations?.value ?? 0
                 let rate = try await onThread { try renderer.pipelined(total: share, window: window, make: make) }
                 seconds[index] += Double(share) / rate
-                if index == 1 { hostCPU += cpuSeconds(host.processIdentifier) - cpuBefore }
-                if index == 2 { relayCPU += threadCPUSeconds(relay.threadID) - relayBefore }
+                if index == 1 {
+                    hostCPU += cpuSeconds(host.processIdentifier) - cpuBefore
+                    hostAllocated += (hostAllocations?.value ?? 0) - hostAllocatedBefore
+                }
+                if index == 2 {
+                    relayCPU += cpuSeconds(relay.processIdentifier) - relayBefore
+                    relayAllocated += (relayAllocations?.value ?? 0) - relayAllocatedBefore
+                }
             }
         }
         let floorRate = Double(total) / seconds[0], tapRate = Double(total) / seconds[1], relayRate = Double(total) / seconds[2]
         let hostCPUPerTap = hostCPU / Double(total) * 1e6, relayCPUPerTap = relayCPU / Double(total) * 1e6
+        let hostAllocationsPerTap = Double(hostAllocated) / Double(total), relayAllocationsPerTap = Double(relayAllocated) / Double(total)
 
         say("")
         row("direct libdbus round trip p50 / p99", us(floor.p50) + " / " + us(floor.p99))
@@ -347,6 +363,11 @@ struct TapsBench: AsyncParsableCommand {
         row("ratio host taps/s / relay taps/s (target ≥ 0.9)", String(format: "%8.3f", tapRate / relayRate))
         row("relay CPU per pipelined tap", us(relayCPUPerTap))
         row("ratio host CPU / relay CPU per tap (target ≤ 1.3)", String(format: "%8.3f", hostCPUPerTap / relayCPUPerTap))
+        if counter != nil {
+            row("host allocations per pipelined tap", String(format: "%8.1f", hostAllocationsPerTap))
+            row("relay allocations per pipelined tap", String(format: "%8.1f", relayAllocationsPerTap))
+            row("ratio host / relay allocations per tap", String(format: "%8.3f", hostAllocationsPerTap / relayAllocationsPerTap))
+        }
 
         say("")
         var placed = 1

@@ -1,5 +1,8 @@
+import ArgumentParser
 import CDBus
 import DBus
+import Foundation
+import PrivateBus
 import WidgetHostInterfaces
 
 #if canImport(Glibc)
@@ -109,20 +112,64 @@ enum DirectLibdbus {
             return rate
         }
 
-        /// Calls made by `make`, `window` in flight, until `stop` says so; returns
-        /// the calls answered and the first error, if any.
-        func stream(window: Int, until stop: Locked<Bool>, make: () throws -> Message) -> (answered: Int, error: String?) {
-            var sent = 0, received = 0
-            var failed: String?
-            while received < sent || !stop.withLock({ $0 }) {
-                while !stop.withLock({ $0 }) && sent - received < window {
-                    guard let message = try? make() else { return (received, "could not build a call") }
+        /// What a stream of calls got: replies, `LimitExceeded` refusals among
+        /// them, and the first other error, if any.
+        struct Streamed: Sendable {
+            var answered = 0
+            var refused = 0
+            var error: String?
+
+            static let limitExceeded = "org.widgethost.Host1.Error.LimitExceeded"
+
+            mutating func count(_ error: String?) {
+                answered += 1
+                if error == Self.limitExceeded {
+                    refused += 1
+                } else if let error, self.error == nil {
+                    self.error = error
+                }
+            }
+
+            /// The replies that were not refusals.
+            var acknowledged: Int { answered - refused }
+        }
+
+        /// Calls made by `make`, `window` in flight, until `stop` says so.
+        func stream(window: Int, until stop: Locked<Bool>, make: () throws -> Message) -> Streamed {
+            var sent = 0
+            var streamed = Streamed()
+            while streamed.answered < sent || !stop.withLock({ $0 }) {
+                while !stop.withLock({ $0 }) && sent - streamed.answered < window {
+                    guard let message = try? make() else { return Streamed(answered: streamed.answered, error: "could not build a call") }
                     dbus_connection_send(raw, message.raw, nil)
                     sent += 1
                 }
-                guard readReplies(timeout: 100, { received += 1; if failed == nil { failed = $0 } }) else { break }
+                guard readReplies(timeout: 100, { streamed.count($0) }) else { break }
             }
-            return (received, failed)
+            return streamed
+        }
+
+        /// Calls made by `make`, `perSecond` of them a second on a steady
+        /// schedule whatever the replies, the first `phase` (0 to 1) of an
+        /// interval from now, until `stop` says so.
+        func paced(perSecond: Int, phase: Double, until stop: Locked<Bool>, make: () throws -> Message) -> Streamed {
+            let interval = 1_000_000_000 / UInt64(perSecond)
+            let start = monotonicNanoseconds() + UInt64(Double(interval) * phase)
+            var sent: UInt64 = 0
+            var streamed = Streamed()
+            while UInt64(streamed.answered) < sent || !stop.withLock({ $0 }) {
+                let now = monotonicNanoseconds()
+                let due = start + sent * interval
+                if !stop.withLock({ $0 }) && now >= due {
+                    guard let message = try? make() else { return Streamed(answered: streamed.answered, error: "could not build a call") }
+                    dbus_connection_send(raw, message.raw, nil)
+                    sent += 1
+                    continue
+                }
+                let wait = now >= due ? 100 : Int32((due - now + 999_999) / 1_000_000)
+                guard readReplies(timeout: wait, { streamed.count($0) }) else { break }
+            }
+            return streamed
         }
 
         /// Flushes, waits up to `timeout` ms (-1: until something arrives) and
@@ -187,15 +234,8 @@ enum DirectLibdbus {
 
         var uniqueName: String { String(cString: dbus_bus_get_unique_name(raw)) }
 
-        /// The thread running ``run()``, for its CPU time; 0 before it starts.
-        var threadID: Int32 { tid.withLock { $0 } }
-        private let tid = Locked<Int32>(0)
-
         /// Blocks, relaying calls, until `stop()`.
-        func run() {
-            tid.withLock { $0 = currentThreadID() }
-            serve(raw, until: stopping)
-        }
+        func run() { serve(raw, until: stopping) }
 
         func stop() { stopping.withLock { $0 = true } }
 
@@ -236,6 +276,64 @@ enum DirectLibdbus {
             dbus_connection_send(raw, signal, nil)
             dbus_message_unref(signal)
         }
+    }
+}
+
+/// `widget-host-bench relay`: ``DirectLibdbus/Relay`` as a process of its own,
+/// as the host is one, so that its CPU time and its allocations are counted
+/// the same way as the host's. Prints its unique name, then relays until its
+/// standard input closes.
+struct RelayCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "relay", abstract: "The taps benchmark's relay, run by it as a process of its own.", shouldDisplay: false)
+
+    @Option(help: "The bus to connect to.") var address: String
+    @Option(help: "The unique name of the app to deliver to.") var app: String
+
+    func run() throws {
+        let relay = try DirectLibdbus.Relay(address: address, app: app)
+        say(relay.uniqueName)
+        Thread {
+            var byte: UInt8 = 0
+            while read(0, &byte, 1) > 0 {}
+            relay.stop()
+        }.start()
+        relay.run()
+    }
+}
+
+/// A started `widget-host-bench relay`; ``stop()`` ends it.
+final class RelayProcess: Sendable {
+    let uniqueName: String
+    let processIdentifier: Int32
+    private let input: FileHandle
+    private let process: Locked<Process>
+
+    /// Starts the relay with `environment` added to this process's, and waits
+    /// until it has joined the bus.
+    init(address: String, app: String, adding environment: [String: String]) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: benchExecutable)
+        process.arguments = ["relay", "--address", address, "--app", app]
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        let input = Pipe(), output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        try PrivateBus.withCleanSignalMask { try process.run() }
+        guard let name = PrivateBus.firstLine(of: output) else {
+            process.terminate()
+            throw PrivateBusError("the relay did not start")
+        }
+        uniqueName = name
+        processIdentifier = process.processIdentifier
+        self.input = input.fileHandleForWriting
+        self.process = Locked(process)
+    }
+
+    /// Closes the relay's input, which ends it, and waits until it has.
+    func stop() {
+        try? input.close()
+        process.withLock { $0.waitUntilExit() }
     }
 }
 

@@ -4,23 +4,29 @@ import Foundation
 import PrivateBus
 import WidgetHostInterfaces
 
-/// Durable updates, and taps while one app streams them, on the state
+/// Durable updates, and taps while apps stream them, on the state
 /// directory's real disk and with every sync made to take `--slow-sync-ms`.
 struct UpdatesBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "updates",
-        abstract: "Durable SetContent and LiveActivity.Update through widget-hostd, and taps alone and while one app streams updates.",
+        abstract: "Durable SetContent and LiveActivity.Update through widget-hostd, and taps alone, while ten apps stream updates and while one app floods them.",
         discussion: """
             Runs twice: with the host's state directory on a real disk (--state-parent, by default \
             $XDG_STATE_HOME or ~/.local/state, where the host keeps it), then with every fsync and \
             fdatasync of the host made to take --slow-sync-ms longer, by an LD_PRELOAD shim the benchmark \
-            compiles with the system C compiler.
+            compiles with the system C compiler. The durable rows measure the write path itself, on a host \
+            whose update budget is lifted; the taps are measured on a host with its default budget \
+            (docs/daemon.md#updates), alone, while --apps apps each send --app-rate updates a second, and \
+            while one app sends them as fast as the host answers, in --rounds alternating rounds.
             """)
 
     @Option(help: "Round trips measured for latency (a tenth of them with slow syncs).") var count = 2_000
     @Option(help: "Calls in the pipelined runs (a tenth of them with slow syncs).") var pipelined = 10_000
     @Option(help: "Calls in flight in the pipelined runs.") var window = 64
-    @Option(help: "Updates the streaming app keeps in flight while taps are measured.") var streamWindow = 16
+    @Option(help: "Updates the flooding app keeps in flight while taps are measured.") var streamWindow = 16
+    @Option(help: "Apps streaming updates at a steady rate while taps are measured.") var apps = 10
+    @Option(help: "Updates a second each of those apps sends.") var appRate = 100
+    @Option(help: "Rounds of taps alone, while the apps stream and while one floods, in turn.") var rounds = 6
     @Option(help: "Where the host's state directory is made (a real disk, not tmpfs).") var stateParent: String?
     @Option(help: "How much longer each sync takes in the second run, in milliseconds; 0 skips that run.") var slowSyncMs = 20
 
@@ -32,12 +38,14 @@ struct UpdatesBench: AsyncParsableCommand {
         let syncP50 = try Self.fdatasyncP50(in: parent)
         row("this disk's fdatasync p50", us(syncP50))
         try await measure(parent: parent, preload: nil, scale: 1, diskSync: syncP50, extraSync: 0)
+        try await tapsWhileUpdating(parent: parent, preload: nil, scale: 1)
         if slowSyncMs > 0 {
             let shim = try await SlowSync.build(milliseconds: slowSyncMs)
             defer { shim.remove() }
             say("")
             say("with every fsync/fdatasync of the host \(slowSyncMs) ms slower (LD_PRELOAD shim)")
             try await measure(parent: parent, preload: shim.path, scale: 10, diskSync: syncP50 + Double(slowSyncMs) * 1000, extraSync: UInt32(slowSyncMs) * 1000)
+            try await tapsWhileUpdating(parent: parent, preload: shim.path, scale: 10)
         }
     }
 
@@ -47,9 +55,9 @@ struct UpdatesBench: AsyncParsableCommand {
         return stateHome
     }
 
-    /// One run: a fresh bus and host, the floor, the durable relay (`extraSync`
-    /// µs slower per sync, as the shim makes the host), the updates, then taps
-    /// alone and while an app streams.
+    /// One run: a fresh bus and host (its update budget lifted: this
+    /// measures the write path, not the budget), the floor, the durable relay
+    /// (`extraSync` µs slower per sync, as the shim makes the host), the updates.
     func measure(parent: String, preload: String?, scale: Int, diskSync: Double, extraSync: UInt32) async throws {
         let count = max(50, self.count / scale), total = max(200, pipelined / scale), window = self.window
         let bus = try PrivateBus()
@@ -67,28 +75,14 @@ struct UpdatesBench: AsyncParsableCommand {
         let relayName = relay.uniqueName
         Thread { relay.run() }.start()
         defer { relay.stop() }
-        let host = Process()
-        host.executableURL = URL(fileURLWithPath: binDirectory + "/widget-hostd")
-        host.arguments = ["--address", bus.address, "--log-level", "warning", "--state-dir", stateDirectory]
-        var environment = bus.environment()
-        if let preload { environment["LD_PRELOAD"] = preload }
-        host.environment = environment
-        try PrivateBus.withCleanSignalMask { try host.run() }
-        defer {
-            if host.isRunning {
-                host.terminate()
-                host.waitUntilExit()
-            }
-        }
+        let lifted = "1000000000"
+        let host = try Self.startHost(
+            on: bus, stateDirectory: stateDirectory, preload: preload,
+            ["--update-rate", lifted, "--update-burst", lifted, "--max-update-rate", lifted])
+        defer { Self.stop(host) }
         let client = try await connectOnceHostIsUp(bus, label: "bench-updates")
         defer { client.close() }
 
-        // The tapped app answers every delivery at once; the writing app is another app, as on a desktop.
-        let app = try DirectLibdbus.EchoServer(address: bus.address, answeringEveryCall: true)
-        let tapped = try await registerBenchApp("org.example.Tapped", on: { try app.call($0) }, client)
-        _ = try app.call(Host1Widget.Proxy(client, path: tapped).setContentMessage(contentJSON: #"{"type":"text","id":"t","widgetURL":"bench://open"}"#))
-        app.start()
-        defer { app.stop() }
         let writer = try DirectLibdbus.Client(address: bus.address)
         let written = try await registerBenchApp("org.example.Writer", on: { try writer.call($0) }, client)
         let activity = try writer.call(
@@ -105,25 +99,20 @@ struct UpdatesBench: AsyncParsableCommand {
             try Message.methodCall(
                 destination: relayName, path: DirectLibdbus.echoPath, interface: DirectLibdbus.echoInterface, member: "Echo", arguments: [.string("x")])
         }
+        let set = Self.setContent(client, written)
         let sequence = Locked(0)
-        let set: @Sendable () throws -> Message = {
-            let n = sequence.withLock { $0 += 1; return $0 }
-            return try Host1Widget.Proxy(client, path: written).setContentMessage(contentJSON: #"{"type":"text","id":"t","text":"\#(n)"}"#)
-        }
         let update: @Sendable () throws -> Message = {
             let n = sequence.withLock { $0 += 1; return $0 }
             return try Host1LiveActivity.Proxy(client, path: activity).updateMessage(contentJSON: Self.activityContent(n), options: [:])
         }
-        let tap: @Sendable () throws -> Message = { try Host1Widget.Proxy(client, path: tapped).tapMessage(elementID: "t", options: [:]) }
 
-        // Latency: the floor and taps from the renderer, the writes from the writing app, in alternating blocks.
-        let (floor, durable, sets, updates, taps) = try await onThread {
-            var floor = Stats(), durable = Stats(), sets = Stats(), updates = Stats(), taps = Stats()
+        // Latency: the floor from the renderer, the writes from the writing app, in alternating blocks.
+        let (floor, durable, sets, updates) = try await onThread {
+            var floor = Stats(), durable = Stats(), sets = Stats(), updates = Stats()
             for _ in 0..<min(200, count) {
                 _ = try renderer.roundTrip(floorCall())
                 _ = try writer.roundTrip(relayCall())
                 _ = try writer.roundTrip(set())
-                _ = try renderer.roundTrip(tap())
             }
             var done = 0
             while done < count {
@@ -132,10 +121,9 @@ struct UpdatesBench: AsyncParsableCommand {
                 for _ in 0..<block { durable.record(try writer.roundTrip(relayCall())) }
                 for _ in 0..<block { sets.record(try writer.roundTrip(set())) }
                 for _ in 0..<block { updates.record(try writer.roundTrip(update())) }
-                for _ in 0..<block { taps.record(try renderer.roundTrip(tap())) }
                 done += block
             }
-            return (floor, durable, sets, updates, taps)
+            return (floor, durable, sets, updates)
         }
         // Pipelined: the floor, the durable relay, SetContent and Update in turn, three rounds.
         var seconds = [0.0, 0.0, 0.0, 0.0]
@@ -149,23 +137,8 @@ struct UpdatesBench: AsyncParsableCommand {
         let floorRate = Double(total) / seconds[0], setRate = Double(total) / seconds[1], updateRate = Double(total) / seconds[2]
         let relayRate = Double(total) / seconds[3]
 
-        // Taps while the writing app streams SetContent as fast as the host acknowledges it.
-        let stop = Locked(false)
-        let streamWindow = self.streamWindow
-        let streamed = Task.detached { try await onThread { writer.stream(window: streamWindow, until: stop, make: set) } }
-        try await Task.sleep(for: .milliseconds(200))
-        let started = monotonicNanoseconds()
-        let loaded = try await onThread {
-            var stats = Stats()
-            for _ in 0..<max(50, count / 2) { stats.record(try renderer.roundTrip(tap())) }
-            return stats
-        }
-        let loadedSeconds = Double(monotonicNanoseconds() - started) / 1e9
-        stop.withLock { $0 = true }
-        let stream = try await streamed.value
-        if let error = stream.error { throw PrivateBusError("a streamed SetContent failed: \(error)") }
-
         say("")
+        say("durable writes, the host's update budget lifted (--update-rate, --update-burst, --max-update-rate \(lifted))")
         row("direct libdbus round trip p50 / p99", us(floor.p50) + " / " + us(floor.p99))
         row("direct libdbus pipelined", String(format: "%8.0f calls/s", floorRate))
         row("durable relay (zero work) p50 / p99", us(durable.p50) + " / " + us(durable.p99))
@@ -174,24 +147,166 @@ struct UpdatesBench: AsyncParsableCommand {
         row("durable SetContent pipelined (\(window) in flight)", String(format: "%8.0f sets/s", setRate))
         row("durable LiveActivity.Update p50 / p99", us(updates.p50) + " / " + us(updates.p99))
         row("durable Update pipelined", String(format: "%8.0f updates/s", updateRate))
-        row("tap p50 / p99 alone", us(taps.p50) + " / " + us(taps.p99))
-        row("tap p50 / p99 while an app streams sets", us(loaded.p50) + " / " + us(loaded.p99))
-        row("  SetContent acknowledged meanwhile", String(format: "%8.0f sets/s", Double(stream.answered) / loadedSeconds))
-        row("ratio tap p99 streaming / alone (target ≤ 2)", String(format: "%8.2f", loaded.p99 / taps.p99))
-        row("ratio sets/s / floor calls/s (target ≥ 0.3)", String(format: "%8.3f", setRate / floorRate))
-        row("ratio updates/s / floor calls/s (target ≥ 0.3)", String(format: "%8.3f", updateRate / floorRate))
+        verdict("ratio sets/s / floor calls/s (target ≥ 0.3)", String(format: "%8.3f", setRate / floorRate), met: setRate / floorRate >= 0.3)
+        verdict("ratio updates/s / floor calls/s (target ≥ 0.3)", String(format: "%8.3f", updateRate / floorRate), met: updateRate / floorRate >= 0.3)
         // The relay does nothing but hand each call to a writer and back: no host can beat it.
         row("ceiling: relay calls/s / floor calls/s", String(format: "%8.3f", relayRate / floorRate))
-        row("SetContent p50 − floor − sync (target ≤ 100)", us(sets.p50 - floor.p50 - diskSync))
-        row("Update p50 − floor − sync (target ≤ 100)", us(updates.p50 - floor.p50 - diskSync))
+        let setWork = sets.p50 - floor.p50 - diskSync, updateWork = updates.p50 - floor.p50 - diskSync
+        verdict("SetContent p50 − floor − sync (target ≤ 100)", us(setWork), met: setWork <= 100)
+        verdict("Update p50 − floor − sync (target ≤ 100)", us(updateWork), met: updateWork <= 100)
         row("ceiling: relay p50 − floor − sync", us(durable.p50 - floor.p50 - diskSync))
         // Against the relay, measured in the same run: what the host's own work adds to a durable write.
-        row("SetContent p50 − durable relay p50 (target ≤ 50 µs)", us(sets.p50 - durable.p50))
-        row("Update p50 − durable relay p50 (target ≤ 50 µs)", us(updates.p50 - durable.p50))
-        row("SetContent pipelined / durable relay pipelined (target ≥ 0.9)", String(format: "%8.3f", setRate / relayRate))
-        row("Update pipelined / durable relay pipelined (target ≥ 0.9)", String(format: "%8.3f", updateRate / relayRate))
+        let setOwn = sets.p50 - durable.p50, updateOwn = updates.p50 - durable.p50
+        verdict("SetContent p50 − durable relay p50 (target ≤ 50 µs)", us(setOwn), met: setOwn <= 50)
+        verdict("Update p50 − durable relay p50 (target ≤ 50 µs)", us(updateOwn), met: updateOwn <= 50)
+        verdict(
+            "SetContent pipelined / durable relay pipelined (target ≥ 0.9)", String(format: "%8.3f", setRate / relayRate),
+            met: setRate / relayRate >= 0.9)
+        verdict(
+            "Update pipelined / durable relay pipelined (target ≥ 0.9)", String(format: "%8.3f", updateRate / relayRate),
+            met: updateRate / relayRate >= 0.9)
+    }
+
+    /// Taps on a host with its default update budget: alone, while `apps`
+    /// apps each stream `appRate` SetContent a second to a widget of their
+    /// own, and while one app floods SetContent with `streamWindow` in
+    /// flight. `rounds` rounds of the three, so that a machine busy with
+    /// something else slows all alike.
+    func tapsWhileUpdating(parent: String, preload: String?, scale: Int) async throws {
+        let rounds = self.rounds, perRound = max(50, count / scale / rounds)
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let stateDirectory = parent + "/widget-host-bench-taps-\(getpid())-\(scale)"
+        defer { try? FileManager.default.removeItem(atPath: stateDirectory) }
+        let host = try Self.startHost(on: bus, stateDirectory: stateDirectory, preload: preload, [])
+        defer { Self.stop(host) }
+        let client = try await connectOnceHostIsUp(bus, label: "bench-taps")
+        defer { client.close() }
+
+        // The tapped app answers every delivery at once; the writing apps are other apps, as on a desktop.
+        let app = try DirectLibdbus.EchoServer(address: bus.address, answeringEveryCall: true)
+        let tapped = try await registerBenchApp("org.example.Tapped", on: { try app.call($0) }, client)
+        _ = try app.call(Host1Widget.Proxy(client, path: tapped).setContentMessage(contentJSON: #"{"type":"text","id":"t","widgetURL":"bench://open"}"#))
+        app.start()
+        defer { app.stop() }
+        var streams: [(DirectLibdbus.Client, @Sendable () throws -> Message)] = []
+        for n in 0..<apps {
+            let writer = try DirectLibdbus.Client(address: bus.address)
+            let widget = try await registerBenchApp("org.example.Writer\(n)", on: { try writer.call($0) }, client)
+            streams.append((writer, Self.setContent(client, widget)))
+        }
+        let flooder = try DirectLibdbus.Client(address: bus.address)
+        let flooded = Self.setContent(client, try await registerBenchApp("org.example.Flood", on: { try flooder.call($0) }, client))
+        let renderer = try DirectLibdbus.Client(address: bus.address)
+        let tap: @Sendable () throws -> Message = { try Host1Widget.Proxy(client, path: tapped).tapMessage(elementID: "t", options: [:]) }
+        let taps: @Sendable () throws -> Stats = {
+            var stats = Stats()
+            for _ in 0..<perRound { stats.record(try renderer.roundTrip(tap())) }
+            return stats
+        }
+        _ = try await onThread { for _ in 0..<200 { _ = try renderer.roundTrip(tap()) } }
+
+        /// Taps while `load` runs on threads of its own; what the load got,
+        /// for how long it ran, and the host's CPU time meanwhile.
+        let hostID = host.processIdentifier
+        func whileLoaded(
+            _ load: [@Sendable (Locked<Bool>) -> DirectLibdbus.Client.Streamed]
+        ) async throws -> (taps: Stats, streamed: DirectLibdbus.Client.Streamed, seconds: Double, cpu: Double) {
+            let stop = Locked(false)
+            let started = monotonicNanoseconds(), cpu = cpuSeconds(hostID)
+            let running = load.map { body in Task.detached { try await onThread { body(stop) } } }
+            try await Task.sleep(for: .milliseconds(200))
+            let measured = try await onThread(taps)
+            stop.withLock { $0 = true }
+            let seconds = Double(monotonicNanoseconds() - started) / 1e9, used = cpuSeconds(hostID) - cpu
+            var total = DirectLibdbus.Client.Streamed()
+            for task in running {
+                let streamed = try await task.value
+                total.answered += streamed.answered
+                total.refused += streamed.refused
+                total.error = total.error ?? streamed.error
+            }
+            if let error = total.error { throw PrivateBusError("a streamed SetContent failed: \(error)") }
+            return (measured, total, seconds, used)
+        }
+
+        let appRate = self.appRate, streamWindow = self.streamWindow
+        var alone = Stats(), steady = Stats(), flood = Stats()
+        var steadyGot = DirectLibdbus.Client.Streamed(), floodGot = DirectLibdbus.Client.Streamed()
+        var aloneSeconds = 0.0, steadySeconds = 0.0, floodSeconds = 0.0
+        var aloneCPU = 0.0, steadyCPU = 0.0, floodCPU = 0.0
+        for _ in 0..<rounds {
+            let (aloneTaps, _, aloneTime, aloneUsed) = try await whileLoaded([])
+            alone.histogram.add(aloneTaps.histogram)
+            aloneSeconds += aloneTime
+            aloneCPU += aloneUsed
+            let (steadyTaps, streamed, seconds, steadyUsed) = try await whileLoaded(
+                // Apps are not in step: each starts at a phase of its own.
+                streams.enumerated().map { n, stream in
+                    let phase = Double(n) / Double(apps)
+                    return { stop in stream.0.paced(perSecond: appRate, phase: phase, until: stop, make: stream.1) }
+                })
+            steady.histogram.add(steadyTaps.histogram)
+            steadyGot.answered += streamed.answered
+            steadyGot.refused += streamed.refused
+            steadySeconds += seconds
+            steadyCPU += steadyUsed
+            let (floodTaps, flooding, floodTime, floodUsed) = try await whileLoaded([{ stop in flooder.stream(window: streamWindow, until: stop, make: flooded) }])
+            flood.histogram.add(floodTaps.histogram)
+            floodGot.answered += flooding.answered
+            floodGot.refused += flooding.refused
+            floodSeconds += floodTime
+            floodCPU += floodUsed
+        }
+        func share(_ cpu: Double, _ seconds: Double) -> String { String(format: "%8.0f %% of a core", 100 * cpu / seconds) }
+
+        say("")
+        say("taps, the host's update budget at its defaults (docs/daemon.md#updates), \(perRound * rounds) of each in \(rounds) rounds")
+        row("tap p50 / p99 alone", us(alone.p50) + " / " + us(alone.p99))
+        row("  host CPU meanwhile", share(aloneCPU, aloneSeconds))
+        row("tap p50 / p99 while \(apps) apps stream \(appRate)/s each", us(steady.p50) + " / " + us(steady.p99))
+        row(
+            "  SetContent acknowledged / refused meanwhile",
+            String(format: "%8.0f / %.0f sets/s", Double(steadyGot.acknowledged) / steadySeconds, Double(steadyGot.refused) / steadySeconds))
+        row("  host CPU meanwhile", share(steadyCPU, steadySeconds))
+        row("tap p50 / p99 while one app floods", us(flood.p50) + " / " + us(flood.p99))
+        row(
+            "  SetContent acknowledged / refused meanwhile",
+            String(format: "%8.0f / %.0f sets/s", Double(floodGot.acknowledged) / floodSeconds, Double(floodGot.refused) / floodSeconds))
+        row("  host CPU meanwhile", share(floodCPU, floodSeconds))
+        let steadyRatio = steady.p99 / alone.p99, floodRatio = flood.p99 / alone.p99
+        verdict(
+            "tap p99 while \(apps) apps each stream \(appRate) updates/s / alone (target ≤ 1.3)",
+            String(format: "%8.2f", steadyRatio), met: steadyRatio <= 1.3)
+        verdict("tap p99 while one app floods as fast as it can / alone (target ≤ 2)", String(format: "%8.2f", floodRatio), met: floodRatio <= 2)
+    }
+
+    /// Starts widget-hostd on `bus` with its state in `stateDirectory`, its
+    /// syncs slowed by `preload` when given, and `arguments` besides.
+    static func startHost(on bus: PrivateBus, stateDirectory: String, preload: String?, _ arguments: [String]) throws -> Process {
+        let host = Process()
+        host.executableURL = URL(fileURLWithPath: binDirectory + "/widget-hostd")
+        host.arguments = ["--address", bus.address, "--log-level", "warning", "--state-dir", stateDirectory] + arguments
+        var environment = bus.environment()
+        if let preload { environment["LD_PRELOAD"] = preload }
+        host.environment = environment
+        try PrivateBus.withCleanSignalMask { try host.run() }
+        return host
+    }
+
+    static func stop(_ host: Process) {
+        guard host.isRunning else { return }
         host.terminate()
         host.waitUntilExit()
+    }
+
+    /// SetContent calls on `widget`, each with a new text.
+    static func setContent(_ client: Connection, _ widget: String) -> @Sendable () throws -> Message {
+        let sequence = Locked(0)
+        return {
+            let n = sequence.withLock { $0 += 1; return $0 }
+            return try Host1Widget.Proxy(client, path: widget).setContentMessage(contentJSON: #"{"type":"text","id":"t","text":"\#(n)"}"#)
+        }
     }
 
     static func activityContent(_ n: Int) -> String {

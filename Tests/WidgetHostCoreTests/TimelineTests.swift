@@ -679,25 +679,25 @@ struct TimelineEngineTests {
     }
 
     @Test func theDeadlineHeapPopsInOrder() {
-        var heap = DeadlineHeap()
+        var heap = DeadlineHeap<String>()
         var seed: UInt64 = 42
         func next() -> Int64 {
             seed = seed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
             return Int64(seed >> 54)
         }
-        var items: [DeadlineHeap.Item] = []
+        var items: [DeadlineHeap<String>.Item] = []
         for sequence in 0..<2000 {
-            let item = DeadlineHeap.Item(deadline: next(), sequence: UInt64(sequence), widgetID: "w\(sequence)")
+            let item = DeadlineHeap<String>.Item(deadline: next(), sequence: UInt64(sequence), key: "w\(sequence)")
             items.append(item)
             heap.push(item)
         }
-        let expected = items.sorted(by: DeadlineHeap.Item.precedes)
-        var popped: [DeadlineHeap.Item] = []
+        let expected = items.sorted(by: DeadlineHeap<String>.Item.precedes)
+        var popped: [DeadlineHeap<String>.Item] = []
         while let item = heap.pop() { popped.append(item) }
         #expect(popped == expected)
         #expect(heap.isEmpty && heap.top == nil)
         heap.rebuild(items.reversed())
-        var rebuilt: [DeadlineHeap.Item] = []
+        var rebuilt: [DeadlineHeap<String>.Item] = []
         while let item = heap.pop() { rebuilt.append(item) }
         #expect(rebuilt == expected)
     }

@@ -47,6 +47,39 @@ struct WidgetStoreTests {
         #expect(message("hero", leaderboard).hasSuffix("it takes none"))
     }
 
+    @Test("A tap resolves on the widget's tree as it is now: never on a tree parsed for an earlier content, even of a widget tapped just before")
+    func tappedTrees() throws {
+        var store = try store()
+        let app = AppOptions(
+            schemes: ["x"], appProtocol: .freedesktop, objectPath: "/org/example/EmojiRangers", surfaces: [.desktop],
+            liveActivityLaunchTypes: nil, userActivityAction: nil, providerPath: nil)
+        func resolve(_ id: String) throws -> TapOutcome {
+            let context = store.tapContext(id, app: app)
+            return try WidgetTapRules.resolve(elementID: "t", surface: .desktop, policy: .current, #require(context)).outcome
+        }
+        func content(_ url: String) throws -> ViewTree? { try ViewTree.parse(#"{"type":"text","id":"t","widgetURL":"\#(url)"}"#) }
+        let ids = try (0..<10).map { _ in
+            try store.add(appID: "org.example.EmojiRangers", kind: "LeaderboardWidget", family: "systemMedium", configuration: [:]).id
+        }
+        for id in ids { store.setContent(id, tree: try content("x://\(id)")) }
+        for _ in 0..<2 {
+            for id in ids { #expect(try resolve(id) == .openURL(url: "x://\(id)", via: .widgetURL)) }
+        }
+        // Tapped last: its tree is kept, and must not outlive its content.
+        #expect(try resolve(ids[0]) == .openURL(url: "x://\(ids[0])", via: .widgetURL))
+        let first = try #require(store.widgets[ids[0]])
+        store.setContent(ids[0], tree: try content("x://changed"))
+        #expect(try resolve(ids[0]) == .openURL(url: "x://changed", via: .widgetURL))
+        // Put back as it was (a write the disk refused): the tree of that content again.
+        store.putBack(ids[0], first)
+        #expect(try resolve(ids[0]) == .openURL(url: "x://\(ids[0])", via: .widgetURL))
+        store.remove(ids[9])
+        #expect(store.tapContext(ids[9], app: app) == nil)
+        let big = #"{"type":"vstack","id":"t","widgetURL":"x://big","children":["# + Array(repeating: #"{"type":"text"}"#, count: 2000).joined(separator: ",") + "]}"
+        store.setContent(ids[1], tree: try ViewTree.parse(big))
+        for _ in 0..<2 { #expect(try resolve(ids[1]) == .openURL(url: "x://big", via: .widgetURL)) }
+    }
+
     @Test("A timeline entry's tree replaces the content of that widget only")
     func showTree() throws {
         var store = try store()

@@ -116,6 +116,10 @@ struct OptionsAndDefaultsTests {
             "max-ids-per-sandboxed-app": "\(configuration.maxIDsPerSandboxedApp)",
             "max-bundle-bytes": "\(configuration.maxBundleBytes)",
             "max-bundle-bytes-per-connection": "\(configuration.maxBundleBytesPerConnection)",
+            "update-frame-ms": "\(configuration.updates.frameMs)",
+            "update-rate": "\(configuration.updates.rate)",
+            "update-burst": "\(configuration.updates.burst)",
+            "max-update-rate": "\(configuration.updates.ceiling)",
         ]
     }
 

@@ -160,6 +160,34 @@ struct PlasmaTests {
         try plasma.expectNoQMLErrors()
     }
 
+    /// What widget-host-bench plasma starts (docs/plasma.md#cost): no AT-SPI bus, so nothing
+    /// but the window and the process's memory says the applet is up.
+    @Test("Started without accessibility, as the benchmark starts it, plasmoidviewer has loaded the applet when start returns, and the applet draws a widget the app places")
+    func withoutAccessibility() async throws {
+        let fixture = try await HostFixture.make()
+        defer { fixture.stop() }
+        _ = try fixture.installTapMe()
+        try await fixture.startHost()
+        let plasma = try await Plasma.start(
+            applet: PlasmaSession.source, root: fixture.root, bus: fixture.bus, session: fixture.environment,
+            runtime: fixture.desktopFolders.runtime, dataDirs: fixture.desktopFolders.dataDirs, accessibility: false)
+        defer { plasma.stop() }
+        let maps = try FileHandle(forReadingFrom: URL(fileURLWithPath: "/proc/\(plasma.process.processIdentifier)/maps")).readToEnd() ?? Data()
+        #expect(String(decoding: maps, as: UTF8.self).contains("/org/widgethost/plasmoid/libwidgethostplasmoid.so"), "the applet's QML module is loaded")
+        #expect(plasma.environment["QT_LINUX_ACCESSIBILITY_ALWAYS_ON"] == nil)
+
+        let app = try await fixture.tapMePeer()
+        defer { app.close() }
+        #expect(try await app.connection.nameOwner("org.a11y.Bus") == nil, "no accessibility bus was started")
+        let widget = try await app.connection.addWidget("org.example.TapMe", "TapMeWidget", "systemSmall")
+        try await app.setContent(widget, ##"{"type":"color","color":"#d70a53","children":[{"type":"text","text":"Bench"}]}"##)
+        let screen = try Framebuffer(path: plasma.display.framebuffer)
+        let drawn = await eventually(timeout: 10) {
+            (0..<screen.height).contains { y in stride(from: 0, to: screen.width, by: 4).contains { screen.pixel(x: $0, y: y) == 0xd7_0a_53 } }
+        }
+        #expect(drawn, "the widget is drawn in its colour; plasmoidviewer printed:\n\(plasma.printed().suffix(3000))")
+    }
+
     /// The picture of README.md's "On KDE Plasma" and docs/plasma.md: the examples
     /// GnomeShellTests.screenshots puts on the shell, in the applet on the desktop.
     @Test("A screenshot of the applet with the examples on the desktop")
@@ -196,9 +224,9 @@ struct PlasmaInstallTests {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("widgethost-plasma-\(UUID().uuidString.prefix(8))")
         defer { try? FileManager.default.removeItem(at: root) }
         let prefix = root.appendingPathComponent("prefix")
-        let installed = try await PlasmaApplet.install(into: prefix, environment: ["XDG_CONFIG_HOME": root.appendingPathComponent("config").path])
+        let installed = try await Plasma.install(PlasmaSession.source, into: prefix, environment: ["XDG_CONFIG_HOME": root.appendingPathComponent("config").path])
         let package = prefix.appendingPathComponent("share/plasma/plasmoids/org.widgethost.plasmoid")
-        let source = repositoryRoot.appendingPathComponent("renderers/plasma")
+        let source = PlasmaSession.source
         for (file, from) in [("metadata.json", "plasma5/metadata.json"), ("contents/ui/main.qml", "plasma5/main.qml"), ("contents/ui/Icon.qml", "plasma5/Icon.qml"),
                              ("contents/ui/Element.qml", "qml/Element.qml"), ("contents/config/config.qml", "plasma5/config.qml")] {
             let copy = try? Data(contentsOf: package.appendingPathComponent(file))
@@ -215,7 +243,7 @@ struct PlasmaInstallTests {
         let session = try? String(contentsOf: root.appendingPathComponent("config/plasma-workspace/env/widgethost-plasmoid.sh"), encoding: .utf8)
         #expect(session?.contains("export QML2_IMPORT_PATH=\"\(installed.qmlDirectory)${QML2_IMPORT_PATH:+:$QML2_IMPORT_PATH}\"") == true, "\(session ?? "none")")
 
-        let unknown = try await runCommand(PlasmaApplet.script, ["--plasma", "7", root.appendingPathComponent("other").path])
+        let unknown = try await runCommand(Plasma.installScript(PlasmaSession.source), ["--plasma", "7", root.appendingPathComponent("other").path])
         #expect(unknown.status == 1 && unknown.stderr.contains("give --plasma 5 (Plasma 5.27) or --plasma 6"), "\(unknown)")
     }
 
@@ -233,150 +261,108 @@ struct PlasmaInstallTests {
     }
 }
 
-/// The applet built once per test run (in .build/plasma-applet, again only where the
-/// source changed) and installed by renderers/plasma/install into a prefix of a test's own.
-enum PlasmaApplet {
-    static let script = repositoryRoot.appendingPathComponent("renderers/plasma/install").path
-    static let buildDirectory = repositoryRoot.appendingPathComponent(".build/plasma-applet").path
-    /// One build at a time: the tests share the build folder.
-    static let gate = AsyncGate(limit: 1)
-
-    /// Installs the applet for Plasma 5 into `prefix`; returns where its QML module went.
-    static func install(into prefix: URL, environment: [String: String] = [:]) async throws -> (qmlDirectory: String, output: String) {
-        await gate.acquire()
-        defer { Task { await gate.release() } }
-        let result = try await runCommand(script, ["--plasma", "5", "--build-dir", buildDirectory, prefix.path], adding: environment, timeout: 600)
-        guard result.succeeded, let line = result.stdout.split(separator: "\n").first(where: { $0.contains("its QML module in ") }) else {
-            throw PrivateBusError("renderers/plasma/install failed: \(result)")
-        }
-        return (String(line[line.range(of: "its QML module in ")!.upperBound...]), result.stdout)
-    }
-}
-
-/// A host, the Tap Me GApplication installed as a DBusActivatable app, the AT-SPI
-/// bus, a virtual display and plasmoidviewer on it with the applet: on Plasma's
-/// desktop containment (`.desktop`, the full representation) or in the
-/// horizontal form factor of a panel (`.panel`, the compact representation).
+/// A host, the Tap Me GApplication installed as a DBusActivatable app, and the applet in
+/// plasmoidviewer as VirtualDesktop's ``Plasma`` starts it, with the AT-SPI bus: on Plasma's
+/// desktop containment (`.desktop`, the full representation) or in the horizontal form factor
+/// of a panel (`.panel`, the compact representation).
 final class PlasmaSession: ScreenSession, ConformanceScreen, @unchecked Sendable {
-    enum Form {
-        case desktop, panel
-    }
+    /// renderers/plasma, which Plasma.install builds (once per test run, in .build/plasma-applet,
+    /// again only where the source changed) and installs into a prefix of a test's own.
+    static let source = repositoryRoot.appendingPathComponent("renderers/plasma")
 
     let fixture: HostFixture
-    let display: VirtualDisplay
+    let plasma: Plasma
     let record: String
     let app: AppPeer
-    let environment: [String: String]
-    let form: Form
-    private var viewer: Launched
     private(set) var appearance: ConformanceCase.Appearance
-    /// Everything plasmoidviewer printed, across its restarts.
-    private var printedBefore = ""
 
+    var display: VirtualDisplay { plasma.display }
+    var environment: [String: String] { plasma.environment }
     var driveOptions: [String] { ["--app", "plasmoidviewer"] }
-    var rendererOutput: String { "plasmoidviewer printed:\n\(printed.suffix(4000))" }
-    var printed: String { printedBefore + viewer.printed() }
+    var rendererOutput: String { "plasmoidviewer printed:\n\(plasma.printed().suffix(4000))" }
 
-    private init(
-        fixture: HostFixture, display: VirtualDisplay, record: String, app: AppPeer, viewer: Launched, environment: [String: String],
-        form: Form, appearance: ConformanceCase.Appearance
-    ) {
-        (self.fixture, self.display, self.record, self.app, self.viewer, self.environment) = (fixture, display, record, app, viewer, environment)
-        (self.form, self.appearance) = (form, appearance)
+    private init(fixture: HostFixture, plasma: Plasma, record: String, app: AppPeer, appearance: ConformanceCase.Appearance) {
+        (self.fixture, self.plasma, self.record, self.app, self.appearance) = (fixture, plasma, record, app, appearance)
     }
 
-    static func start(form: Form = .desktop, appearance: ConformanceCase.Appearance = .light) async throws -> PlasmaSession {
+    static func start(form: Plasma.Form = .desktop, appearance: ConformanceCase.Appearance = .light) async throws -> PlasmaSession {
         let fixture = try await HostFixture.make()
-        var display: VirtualDisplay?
-        var viewer: Launched?
+        var plasma: Plasma?
         do {
             let record = try fixture.installTapMe(environment: ["WIDGETHOST_TEST_ACTIONS": "refresh,toggle-light:b"])
-            display = try VirtualDisplay(directory: fixture.root)
-            let (runtime, dataDirs) = try fixture.installAccessibilityBus(display: display!.display)
-            let environment = try await viewerEnvironment(fixture, runtime: runtime, dataDirs: dataDirs)
-                .merging(["DISPLAY": display!.display, "QT_QPA_PLATFORM": "xcb"]) { _, new in new }
-            viewer = try await launchViewer(fixture, environment: environment, form: form, appearance: appearance)
+            try await fixture.startHost()
+            plasma = try await Plasma.start(
+                applet: source, root: fixture.root, bus: fixture.bus, session: fixture.environment, runtime: fixture.desktopFolders.runtime,
+                dataDirs: fixture.desktopFolders.dataDirs, form: form, colourScheme: scheme(appearance))
+            try await waitUntilAccessible(plasma!, fixture)
             let app = try await fixture.tapMePeer()
-            return PlasmaSession(
-                fixture: fixture, display: display!, record: record, app: app, viewer: viewer!, environment: environment, form: form,
-                appearance: appearance)
+            return PlasmaSession(fixture: fixture, plasma: plasma!, record: record, app: app, appearance: appearance)
         } catch {
-            if let viewer { endProcess(viewer.process) }
-            display?.stop()
+            plasma?.stop()
             fixture.stop()
             throw error
         }
     }
 
-    /// What plasmoidviewer runs with besides its display: the host started, the AT-SPI bus running
+    static func scheme(_ appearance: ConformanceCase.Appearance) -> Plasma.ColourScheme { appearance == .dark ? .dark : .light }
+
+    /// What a plasmoidviewer the tests start on Wayland (`KWinSession`) runs with besides its
+    /// display, as ``Plasma`` starts one on X11: the host started, the AT-SPI bus running
     /// (installed by `installAccessibilityBus`, which gave `runtime` and `dataDirs`), the applet
     /// installed by its install script into the test's folder, a home of the test's own, Qt's
     /// accessibility on.
     static func viewerEnvironment(_ fixture: HostFixture, runtime: URL, dataDirs: String) async throws -> [String: String] {
         try await fixture.startHost()
-        // Running before plasmoidviewer starts, and on the display: see installAccessibilityBus.
-        let accessibility = try await fixture.gdbus(
-            ["call", "--session", "--dest", "org.a11y.Bus", "--object-path", "/org/a11y/bus", "--method", "org.a11y.Bus.GetAddress"])
-        guard accessibility.succeeded else { throw PrivateBusError("the accessibility bus did not start: \(accessibility)") }
-        let prefix = fixture.root.appendingPathComponent("plasma")
-        // The session's import path goes to the test's own configuration, not the account's.
-        let installed = try await PlasmaApplet.install(into: prefix, environment: ["XDG_CONFIG_HOME": fixture.environment["XDG_CONFIG_HOME"] ?? ""])
-        let home = fixture.root.appendingPathComponent("home")
-        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
-        return [
-            "QT_LINUX_ACCESSIBILITY_ALWAYS_ON": "1",
-            "XDG_DATA_DIRS": prefix.appendingPathComponent("share").path + ":" + dataDirs, "XDG_RUNTIME_DIR": runtime.path,
-            "HOME": home.path, "XDG_CACHE_HOME": fixture.root.appendingPathComponent("cache").path, "QML2_IMPORT_PATH": installed.qmlDirectory,
-        ]
+        return try await Plasma.environment(
+            applet: source, root: fixture.root, session: fixture.environment, runtime: runtime, dataDirs: dataDirs, accessibility: true)
     }
 
-    /// Starts plasmoidviewer on the X display with the applet (see `startViewer`) and gives its
-    /// window the keyboard's focus.
-    private static func launchViewer(
-        _ fixture: HostFixture, environment: [String: String], form: Form, appearance: ConformanceCase.Appearance
+    /// Starts plasmoidviewer with the applet on Wayland (`KWinSession`; ``Plasma`` starts it on
+    /// X11), its window `size` big, in the colour scheme of `appearance`, and waits until the
+    /// applet is on the AT-SPI bus.
+    static func startViewer(
+        _ fixture: HostFixture, environment: [String: String], form: Plasma.Form, appearance: ConformanceCase.Appearance, size: String = "1280x900"
     ) async throws -> Launched {
-        let viewer = try await startViewer(fixture, environment: environment, form: form, appearance: appearance)
-        // The keyboard's focus on its window, as a window manager gives it to the window a person
-        // clicks: with none on the display, Qt would take no key.
-        let focused = try await runCommand(
-            "/usr/bin/xdotool", ["search", "--onlyvisible", "--class", "plasmoidviewer", "windowfocus", "--sync"],
-            environment: fixture.environment.merging(environment) { _, new in new })
-        guard focused.succeeded else { throw PrivateBusError("xdotool could not focus plasmoidviewer's window: \(focused)") }
+        let config = URL(fileURLWithPath: fixture.environment["XDG_CONFIG_HOME"] ?? fixture.root.appendingPathComponent("config").path)
+        try Plasma.writeColourScheme(scheme(appearance), configHome: config)
+        let viewer = try fixture.launch(Plasma.executable, Plasma.arguments(form: form, size: size), environment: environment)
+        do {
+            try await waitUntilAccessible(
+                form: form, environment: fixture.environment.merging(environment) { _, new in new }, running: { viewer.process.isRunning },
+                printed: { viewer.printed() })
+        } catch {
+            endProcess(viewer.process)
+            throw error
+        }
         return viewer
     }
 
-    /// Starts plasmoidviewer with the applet, its window `size` big, in the colour scheme of
-    /// `appearance` (Breeze or Breeze Dark, in kdeglobals as Plasma's own settings write it) and
-    /// waits until the applet is on the AT-SPI bus: its board on the desktop, its Show Widgets
-    /// button in a panel.
-    static func startViewer(
-        _ fixture: HostFixture, environment: [String: String], form: Form, appearance: ConformanceCase.Appearance, size: String = "1280x900"
-    ) async throws -> Launched {
-        let scheme = appearance == .dark ? "BreezeDark" : "BreezeLight"
-        let config = URL(fileURLWithPath: fixture.environment["XDG_CONFIG_HOME"] ?? fixture.root.appendingPathComponent("config").path)
-        try FileManager.default.createDirectory(at: config, withIntermediateDirectories: true)
-        try Data(contentsOf: URL(fileURLWithPath: "/usr/share/color-schemes/\(scheme).colors"))
-            .write(to: config.appendingPathComponent("kdeglobals"))
-        let arguments = ["-a", "org.widgethost.plasmoid", "-s", size] + (form == .panel ? ["-f", "horizontal"] : [])
-        let viewer = try fixture.launch("/usr/bin/plasmoidviewer", arguments, environment: environment)
+    /// Waits until the applet in `plasma` is on the AT-SPI bus.
+    private static func waitUntilAccessible(_ plasma: Plasma, _ fixture: HostFixture) async throws {
+        try await waitUntilAccessible(
+            form: plasma.form, environment: fixture.environment.merging(plasma.environment) { _, new in new },
+            running: { plasma.process.isRunning }, printed: { plasma.printed() })
+    }
+
+    /// Waits until the applet a plasmoidviewer shows (`running`, which printed `printed`) is on
+    /// the AT-SPI bus: its board on the desktop, its Show Widgets button in a panel.
+    private static func waitUntilAccessible(
+        form: Plasma.Form, environment: [String: String], running: () -> Bool, printed: () -> String
+    ) async throws {
         let (name, role) = form == .panel ? ("Show Widgets", "push button") : ("WidgetHost", "panel")
+        let drive = repositoryRoot.appendingPathComponent("Tests/Fixtures/board/drive.py").path
         let found = await eventually(timeout: 60) {
-            guard viewer.process.isRunning else { return false }
+            guard running() else { return false }
             let result = try? await runCommand(
-                "/usr/bin/python3",
-                [repositoryRoot.appendingPathComponent("Tests/Fixtures/board/drive.py").path, "--app", "plasmoidviewer", "find", name, "--role", role, "--timeout", "2"],
-                environment: fixture.environment.merging(environment) { _, new in new }, timeout: 30)
+                "/usr/bin/python3", [drive, "--app", "plasmoidviewer", "find", name, "--role", role, "--timeout", "2"],
+                environment: environment, timeout: 30)
             return result?.succeeded == true
         }
         guard found else {
-            let tree = try? await runCommand(
-                "/usr/bin/python3", [repositoryRoot.appendingPathComponent("Tests/Fixtures/board/drive.py").path, "tree"],
-                environment: fixture.environment.merging(environment) { _, new in new }, timeout: 30)
-            endProcess(viewer.process)
+            let tree = try? await runCommand("/usr/bin/python3", [drive, "tree"], environment: environment, timeout: 30)
             throw PrivateBusError(
-                "plasmoidviewer did not show the applet (a \(role) named \(name)); the accessibility tree:\n\(tree?.stdout.suffix(3000) ?? "")\(tree?.stderr.suffix(1000) ?? "")\nplasmoidviewer printed:\n\(viewer.printed().suffix(6000))")
+                "plasmoidviewer did not show the applet (a \(role) named \(name)); the accessibility tree:\n\(tree?.stdout.suffix(3000) ?? "")\(tree?.stderr.suffix(1000) ?? "")\nplasmoidviewer printed:\n\(printed().suffix(6000))")
         }
-        return viewer
     }
 
     /// Draws from now on in `appearance`: plasmoidviewer started again in its colour scheme.
@@ -386,16 +372,15 @@ final class PlasmaSession: ScreenSession, ConformanceScreen, @unchecked Sendable
 
     func show(_ appearance: ConformanceCase.Appearance) async throws {
         guard appearance != self.appearance else { return }
-        printedBefore += viewer.printed()
-        endProcess(viewer.process)
-        viewer = try await Self.launchViewer(fixture, environment: environment, form: form, appearance: appearance)
+        try await plasma.restart(colourScheme: Self.scheme(appearance))
+        try await Self.waitUntilAccessible(plasma, fixture)
         self.appearance = appearance
     }
 
     /// plasmoidviewer printed no QML warning or error from the applet's own files
     /// (its package, its QML module): every line naming them is a defect.
     func expectNoQMLErrors() throws {
-        Self.expectNoQMLErrors(in: printed)
+        Self.expectNoQMLErrors(in: plasma.printed())
     }
 
     static func expectNoQMLErrors(in printed: String) {
@@ -405,8 +390,7 @@ final class PlasmaSession: ScreenSession, ConformanceScreen, @unchecked Sendable
 
     func stop() {
         app.close()
-        endProcess(viewer.process)
-        display.stop()
+        plasma.stop()
         fixture.stop()
     }
 }

@@ -257,20 +257,17 @@ extension Framebuffer {
 }
 
 extension HostFixture {
+    /// A renderer's private runtime folder (the test's own) and its XDG_DATA_DIRS: the test's
+    /// desktop entries, then the machine's settings schemas and icons.
+    var desktopFolders: (runtime: URL, dataDirs: String) {
+        (root.appendingPathComponent("runtime"), dataDir.path + ":/usr/share")
+    }
+
     /// Makes the AT-SPI accessibility bus startable on the fixture's bus, where toolkits and
-    /// drive.py find it as on a desktop. Its socket goes in the test's own runtime folder (made
-    /// private); settings schemas and icons come from the machine's data folder, after the test's
-    /// desktop entries. With `display`, the bus's launcher also puts the bus's address on that X
-    /// display (the root window's AT_SPI_BUS), where Qt reads it as it starts: Qt 5 asking the
-    /// session bus instead races its own start-up when the accessibility bus is already running.
-    /// Returns that runtime folder and XDG_DATA_DIRS.
-    func installAccessibilityBus(display: String? = nil) throws -> (runtime: URL, dataDirs: String) {
-        let runtime = root.appendingPathComponent("runtime")
-        try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: runtime.path)
-        let dataDirs = dataDir.path + ":/usr/share"
-        try bus.installService(
-            name: "org.a11y.Bus",
-            exec: "/usr/bin/env \(display.map { "DISPLAY=\($0) " } ?? "")XDG_DATA_DIRS=\(dataDirs) XDG_RUNTIME_DIR=\(runtime.path) /usr/libexec/at-spi-bus-launcher")
-        return (runtime, dataDirs)
+    /// drive.py find it as on a desktop, in `desktopFolders` (PrivateBus.installAccessibilityBus);
+    /// returns them.
+    func installAccessibilityBus() throws -> (runtime: URL, dataDirs: String) {
+        try bus.installAccessibilityBus(runtime: desktopFolders.runtime, dataDirs: desktopFolders.dataDirs)
+        return desktopFolders
     }
 }

@@ -217,30 +217,6 @@ func waitForExit(_ process: Process, timeout: Double = 10) async {
     if process.isRunning { kill(process.processIdentifier, SIGKILL) }
 }
 
-/// A counting semaphore for tasks.
-actor AsyncGate {
-    private var available: Int
-    private var waiters: [CheckedContinuation<Void, Never>] = []
-
-    init(limit: Int) { available = limit }
-
-    func acquire() async {
-        if available > 0 {
-            available -= 1
-            return
-        }
-        await withCheckedContinuation { waiters.append($0) }
-    }
-
-    func release() {
-        if waiters.isEmpty {
-            available += 1
-        } else {
-            waiters.removeFirst().resume()
-        }
-    }
-}
-
 /// Waits asynchronously until `condition` holds or the timeout passes.
 func eventually(timeout: Double = 10, _ condition: () async throws -> Bool) async rethrows -> Bool {
     let deadline = Date().addingTimeInterval(timeout)
