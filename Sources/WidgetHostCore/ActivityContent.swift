@@ -95,7 +95,7 @@ public struct ActivityContent: Sendable, Equatable {
     /// ``defaultURL(for:)`` of a presentation whose tree's root is `root`.
     static func defaultURL(for presentation: ActivityPresentation, root: ViewElement, activityURL: String?) -> String? {
         let background = TapTarget(
-            surface: .desktop, capabilities: presentation.capabilities, chain: [], root: root, activityURL: activityURL,
+            surface: .desktop, capabilities: presentation.capabilities, tapped: TappedTree("", in: root)!, activityURL: activityURL,
             app: AppOptions(defaultsFor: ""))
         return TapRules.resolve(background) { UserActivity(activityType: ActivityTapRules.userActivityType, userInfo: [:]) }.outcome.url
     }

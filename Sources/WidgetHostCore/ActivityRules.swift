@@ -24,13 +24,12 @@ public enum ActivityTapRules {
         presentation: ActivityPresentation, elementID: String, surface: Surface, activity: LiveActivity, app: AppOptions,
         now: Date
     ) throws(HostError) -> TapResolution {
-        let root = activity.content.tree(for: presentation).root
-        guard let chain = TapRules.chain(elementID, in: root) else {
+        guard let tapped = TappedTree(elementID, in: activity.content.tree(for: presentation).root) else {
             throw .unknownElement(
                 "Live Activity \(activity.id) has no element with id '\(elementID)' in its \(presentation.rawValue) presentation; report the id of an element in that presentation's tree, or \"\" for the background")
         }
         let tap = TapTarget(
-            surface: surface, capabilities: presentation.capabilities, chain: chain, root: root,
+            surface: surface, capabilities: presentation.capabilities, tapped: tapped,
             activityURL: activity.content.widgetURL, watchLaunches: launchesFromWatch(app: app, attributesType: activity.attributesType),
             app: app)
         var resolution = TapRules.resolve(tap) {

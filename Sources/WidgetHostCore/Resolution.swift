@@ -77,14 +77,11 @@ public enum WidgetTapRules {
     public static func resolve(
         elementID: String, surface: Surface, policy: LinkPolicy, _ widget: WidgetTapContext
     ) throws(HostError) -> TapResolution {
-        let root = widget.root
-        guard let chain = TapRules.chain(elementID, in: root) else {
+        guard let tapped = TappedTree(elementID, in: widget.root) else {
             throw .unknownElement(
                 "widget \(widget.widgetID) has no element with id '\(elementID)'; report the id of an element in its Content, or \"\" for the background")
         }
-        let tap = TapTarget(
-            surface: surface, capabilities: widget.family.capabilities(policy), chain: chain, root: root,
-            app: widget.app)
+        let tap = TapTarget(surface: surface, capabilities: widget.family.capabilities(policy), tapped: tapped, app: widget.app)
         // The closure takes the few fields it reads, not the whole context:
         // capturing the context copied it, a retain and a release of each of
         // its references, on every tap.

@@ -94,16 +94,68 @@ public struct TapResolution: Sendable, Equatable {
     }
 }
 
+/// What the rules read of a tapped tree: the innermost control and link
+/// around the tapped element, and the tree's `widgetURL`s. A widget's is
+/// derived once, when its content is stored (``TapIndex``); a Live Activity's
+/// from its tree's elements (``init(_:in:)``).
+public struct TappedTree: Sendable, Equatable {
+    /// What a tapped `button` or `toggle` runs.
+    public struct Control: Sendable, Equatable {
+        public var action: String
+        /// What it sends with its action (``ViewElement/actionParameter``).
+        public var parameter: JSONValue?
+
+        public init(action: String, parameter: JSONValue?) {
+            self.action = action
+            self.parameter = parameter
+        }
+    }
+
+    /// The innermost control that is or contains the tapped element (rule `control`).
+    public var control: Control?
+    /// The URL of the innermost `link` that is or contains the tapped element (rule `link`).
+    public var linkURL: String?
+    /// The tree's first `widgetURL` in depth-first pre-order (rule `widgetURL`).
+    public var widgetURL: String?
+    /// Whether the tree holds more than one `widgetURL`.
+    public var multipleWidgetURLs = false
+
+    public init(control: Control? = nil, linkURL: String? = nil, widgetURL: String? = nil, multipleWidgetURLs: Bool = false) {
+        self.control = control
+        self.linkURL = linkURL
+        self.widgetURL = widgetURL
+        self.multipleWidgetURLs = multipleWidgetURLs
+    }
+
+    /// What a tap on `elementID` reads of the tree under `root` (`""`: the
+    /// background, nothing tapped); nil when the tree has no element `elementID`.
+    public init?(_ elementID: String, in root: ViewElement?) {
+        var chain: [ViewElement] = []
+        if !elementID.isEmpty {
+            guard let path = root?.path(to: elementID) else { return nil }
+            chain = path
+        }
+        // The path runs from the root down: the innermost is the last.
+        self.init(
+            control: chain.last(where: \.isControl).map(Control.init), linkURL: chain.last(where: \.isLink).map { $0.url ?? "" })
+        if let urls = root?.widgetURLs {
+            widgetURL = urls.first
+            multipleWidgetURLs = urls.count > 1
+        }
+    }
+}
+
+extension TappedTree.Control {
+    /// What tapping `control` (a `button` or `toggle`) runs.
+    init(_ control: ViewElement) { self.init(action: control.action ?? "", parameter: control.actionParameter) }
+}
+
 /// A hit-tested tap: everything the rules read.
 public struct TapTarget: Sendable {
     public var surface: Surface
     public var capabilities: TapCapabilities
-    /// The reported element and every element containing it, innermost first;
-    /// empty for a tap on the background.
-    public var chain: [ViewElement]
-    /// The root of the tapped tree, parsed once for the tap; its `widgetURL`s
-    /// are looked up only when rule `widgetURL` is reached.
-    public var root: ViewElement?
+    /// What the rules read of the tapped tree; empty for a tree that has no content.
+    public var tapped: TappedTree
     /// A Live Activity's activity-level `widgetURL`; never set for a widget.
     public var activityURL: String?
     /// Whether a tap on a watch may launch the app; `nil` where the watch is no gate (widgets).
@@ -112,20 +164,16 @@ public struct TapTarget: Sendable {
     public var app: AppOptions
 
     public init(
-        surface: Surface, capabilities: TapCapabilities, chain: [ViewElement], root: ViewElement?, activityURL: String? = nil,
-        watchLaunches: Bool? = nil, app: AppOptions
+        surface: Surface, capabilities: TapCapabilities, tapped: TappedTree, activityURL: String? = nil, watchLaunches: Bool? = nil,
+        app: AppOptions
     ) {
         self.surface = surface
         self.capabilities = capabilities
-        self.chain = chain
-        self.root = root
+        self.tapped = tapped
         self.activityURL = activityURL
         self.watchLaunches = watchLaunches
         self.app = app
     }
-
-    /// The innermost tapped element that `rule` takes a tap on.
-    func tapped(_ rule: TapRule) -> ViewElement? { chain.first { rule.takes($0) } }
 }
 
 /// The resolution rules, in the table's order: the first that applies wins.
@@ -145,7 +193,7 @@ public enum TapRule: String, Sendable, CaseIterable {
     /// Otherwise: `continue-user-activity`.
     case userActivity
 
-    /// Whether the rule takes a tap on `element` (an element rule), and so reads the tapped chain.
+    /// Whether the rule takes a tap on `element` (an element rule): the lint's question.
     func takes(_ element: ViewElement) -> Bool {
         switch self {
         case .control: element.isControl
@@ -177,16 +225,14 @@ public enum TapRule: String, Sendable, CaseIterable {
         case .watch:
             tap.surface == .watch && tap.watchLaunches == false ? .none(reason: .watchLaunchNotSupported) : nil
         case .control:
-            isHonoured(by: tap.capabilities)
-                ? tap.tapped(self).map { .performAction(action: $0.action ?? "", parameter: $0.actionParameter) } : nil
+            isHonoured(by: tap.capabilities) ? tap.tapped.control.map { .performAction(action: $0.action, parameter: $0.parameter) } : nil
         case .link:
-            isHonoured(by: tap.capabilities) ? tap.tapped(self).map { .openURL(url: $0.url ?? "", via: .link) } : nil
+            isHonoured(by: tap.capabilities) ? tap.tapped.linkURL.map { .openURL(url: $0, via: .link) } : nil
         case .widgetURL:
             // The first in depth-first pre-order wins.
-            tap.root.flatMap { root in
-                let urls = root.widgetURLs
-                if urls.count > 1 { diagnostics.append(.multipleWidgetURLs) }
-                return urls.first.map { .openURL(url: $0, via: .widgetURL) }
+            tap.tapped.widgetURL.map { url in
+                if tap.tapped.multipleWidgetURLs { diagnostics.append(.multipleWidgetURLs) }
+                return .openURL(url: url, via: .widgetURL)
             }
         case .activityURL:
             tap.activityURL.map { .openURL(url: $0, via: .activityURL) }
@@ -240,12 +286,5 @@ public enum TapRules {
     /// Whether `url` has no scheme or one of `schemes`.
     public static func declares(_ url: String, _ schemes: [String]) -> Bool {
         URLParts.scheme(of: url).map(schemes.contains) ?? true
-    }
-
-    /// The reported element and everything above it, innermost first; `""` is the
-    /// background (nothing tapped). `nil` when the tree under `root` has no element `elementID`.
-    static func chain(_ elementID: String, in root: ViewElement?) -> [ViewElement]? {
-        guard !elementID.isEmpty else { return [] }
-        return root?.path(to: elementID)?.reversed()
     }
 }
