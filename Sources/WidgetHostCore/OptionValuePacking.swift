@@ -67,7 +67,7 @@ extension OptionValue {
         }
     }
 
-    private static func appendNumber(_ number: UInt64, to bytes: inout [UInt8]) {
+    static func appendNumber(_ number: UInt64, to bytes: inout [UInt8]) {
         var rest = number
         while rest >= 0x80 {
             bytes.append(UInt8(truncatingIfNeeded: rest) | 0x80)
@@ -76,13 +76,15 @@ extension OptionValue {
         bytes.append(UInt8(rest))
     }
 
-    private static func appendString(_ string: String, to bytes: inout [UInt8]) {
+    static func appendString(_ string: String, to bytes: inout [UInt8]) {
         appendNumber(UInt64(string.utf8.count), to: &bytes)
         bytes.append(contentsOf: string.utf8)
     }
 
-    /// Reads what `pack` wrote; only ever given bytes it wrote, so it does not check them.
-    private struct PackedReader {
+    /// Reads what `pack` (or another packing of these numbers and strings,
+    /// such as ``TapIndex``'s) wrote; only ever given bytes it wrote, so it
+    /// does not check them.
+    struct PackedReader {
         let bytes: UnsafeRawBufferPointer
         var at = 0
 
@@ -98,11 +100,21 @@ extension OptionValue {
             }
         }
 
-        mutating func string() -> String {
+        var atEnd: Bool { at == bytes.count }
+
+        mutating func byte() -> UInt8 {
+            defer { at += 1 }
+            return bytes[at]
+        }
+
+        /// The bytes of a string (or any run of bytes) packed with its length.
+        mutating func counted() -> UnsafeRawBufferPointer {
             let count = Int(number())
             defer { at += count }
-            return String(decoding: UnsafeRawBufferPointer(rebasing: bytes[at..<at + count]), as: UTF8.self)
+            return UnsafeRawBufferPointer(rebasing: bytes[at..<at + count])
         }
+
+        mutating func string() -> String { String(decoding: counted(), as: UTF8.self) }
 
         mutating func dictionary() -> [String: OptionValue] {
             let count = Int(number())

@@ -38,14 +38,13 @@ public enum LinkPolicy: String, Sendable, CaseIterable { case current, legacy }
 
 /// What the rules need to know about a placed widget.
 public struct WidgetTapContext: Sendable {
-    public var widgetID: String
-    public var kind: String
-    public var family: WidgetFamily
-    public var configuration: [String: OptionValue]
+    /// The widget, which holds what a tap reads of its content (``PlacedWidget/tapped(_:)``).
+    private let widget: PlacedWidget
+    public var widgetID: String { widget.id }
+    public var kind: String { widget.kind }
+    public var family: WidgetFamily { widget.family }
     /// The configuration intent's name, when the kind is configurable.
     public var intent: String?
-    /// The widget's view tree, parsed.
-    public var root: ViewElement?
     public var app: AppOptions
 
     public init(
@@ -53,21 +52,21 @@ public struct WidgetTapContext: Sendable {
         content: ViewTree?, app: AppOptions
     ) {
         self.init(
-            widgetID: widgetID, kind: kind, family: family, configuration: configuration, intent: intent, root: content?.root, app: app)
+            PlacedWidget(id: widgetID, appID: "", kind: kind, family: family, configuration: configuration, content: content),
+            intent: intent, app: app)
     }
 
-    init(
-        widgetID: String, kind: String, family: WidgetFamily, configuration: [String: OptionValue], intent: String?, root: ViewElement?,
-        app: AppOptions
-    ) {
-        self.widgetID = widgetID
-        self.kind = kind
-        self.family = family
-        self.configuration = configuration
+    init(_ widget: PlacedWidget, intent: String?, app: AppOptions) {
+        self.widget = widget
         self.intent = intent
-        self.root = root
         self.app = app
     }
+
+    /// The configuration, unpacked: only a configurable kind's tap reads it.
+    public var configuration: [String: OptionValue] { widget.configuration }
+
+    /// What a tap on `elementID` reads of the content (``PlacedWidget/tapped(_:)``).
+    func tapped(_ elementID: String) -> TappedTree? { widget.tapped(elementID) }
 }
 
 /// The resolution rules (``TapRules``) for a tap on a placed widget.
@@ -77,7 +76,7 @@ public enum WidgetTapRules {
     public static func resolve(
         elementID: String, surface: Surface, policy: LinkPolicy, _ widget: WidgetTapContext
     ) throws(HostError) -> TapResolution {
-        guard let tapped = TappedTree(elementID, in: widget.root) else {
+        guard let tapped = widget.tapped(elementID) else {
             throw .unknownElement(
                 "widget \(widget.widgetID) has no element with id '\(elementID)'; report the id of an element in its Content, or \"\" for the background")
         }

@@ -99,8 +99,11 @@ public struct ViewElement: Sendable, Equatable {
     /// (a GApplication's boolean action takes it as is); else an object with
     /// `value` (the new state) and the parameter's own keys when the parameter
     /// is an object, or the parameter under `parameter` when it is not.
-    public var actionParameter: JSONValue? {
-        guard type == "toggle" else { return parameter }
+    public var actionParameter: JSONValue? { Self.actionParameter(toggle: type == "toggle", isOn: isOn, parameter: parameter) }
+
+    /// ``actionParameter`` of a control that is a toggle or not, showing `isOn`, with `parameter`.
+    static func actionParameter(toggle: Bool, isOn: Bool, parameter: JSONValue?) -> JSONValue? {
+        guard toggle else { return parameter }
         let value = JSONValue.bool(!isOn)
         switch parameter {
         case nil, .null?: return value
@@ -145,10 +148,10 @@ public struct ContentProblem: Sendable, Equatable {
 /// A validated view tree, kept as its JSON text alone.
 ///
 /// The elements cost several times their text in memory, and the host holds
-/// every widget's content while it needs the elements only when a tap is
-/// resolved: ``root`` parses them again each time it is read (microseconds for
-/// a widget's tree). The text was validated when the tree was made, so the
-/// parse cannot fail.
+/// every widget's content while a tap needs only a little of them, derived
+/// when the content is stored (``TapIndex``): ``root`` parses them again each
+/// time it is read (microseconds for a widget's tree). The text was validated
+/// when the tree was made, so the parse cannot fail.
 public struct ViewTree: Sendable, Equatable {
     /// The JSON text as given.
     public let json: String
@@ -182,6 +185,12 @@ public struct ViewTree: Sendable, Equatable {
     /// Parses content JSON. Invalid content is `InvalidContent` saying where
     /// and what to fix; a tree over a limit is `LimitExceeded` naming it.
     public static func parse(_ json: String, limits: ViewTreeLimits = ViewTreeLimits()) throws(HostError) -> ViewTree {
+        try parseWithRoot(json, limits: limits).tree
+    }
+
+    /// ``parse(_:limits:)``, with the root element the check built, for a
+    /// caller that reads it at once: ``root`` would parse the text again.
+    static func parseWithRoot(_ json: String, limits: ViewTreeLimits) throws(HostError) -> (tree: ViewTree, root: ViewElement) {
         var strict: [ContentProblem]? = nil
         return try parse(json, limits: limits, recovering: &strict)
     }
@@ -194,12 +203,12 @@ public struct ViewTree: Sendable, Equatable {
         -> (tree: ViewTree, problems: [ContentProblem])
     {
         var problems: [ContentProblem]? = []
-        let tree = try parse(json, limits: limits, recovering: &problems)
+        let tree = try parse(json, limits: limits, recovering: &problems).tree
         return (tree, problems ?? [])
     }
 
     private static func parse(_ json: String, limits: ViewTreeLimits, recovering problems: inout [ContentProblem]?) throws(HostError)
-        -> ViewTree
+        -> (tree: ViewTree, root: ViewElement)
     {
         guard json.utf8.count <= limits.maxBytes else {
             throw .limitExceeded("content is \(json.utf8.count) bytes; the limit max-content-bytes is \(limits.maxBytes) bytes — send a smaller view tree")
@@ -216,7 +225,7 @@ public struct ViewTree: Sendable, Equatable {
         }
         for duplicate in duplicates { try report(.invalidContent(duplicate.message(in: "content")), .duplicateKey, &problems) }
         var count = 0
-        return try parse(value: value, json: json, at: "$", limits: limits, count: &count, problems: &problems).tree
+        return try parse(value: value, json: json, at: "$", limits: limits, count: &count, problems: &problems)
     }
 
     /// Validates an already decoded tree whose root sits at `path` (`"$"` for a

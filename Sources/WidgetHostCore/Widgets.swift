@@ -148,11 +148,12 @@ public struct WidgetBundle: Sendable, Equatable {
 /// 8 bytes per slot rather than the whole widget, in a table that keeps a
 /// quarter of its slots empty and moves every one each time it grows. The
 /// allocation holds the names, and after them the configuration packed into
-/// bytes and the content's text: one allocation of about 200 bytes for a
-/// widget with a small tree and one parameter, where a field each took four
-/// of 430 (docs/daemon.md#footprint). Reading ``configuration`` or
-/// ``content`` makes them from those bytes, which a tap, a property read or a
-/// restore's charge does once for the widget it concerns.
+/// bytes, the content's text and what a tap reads of the content
+/// (``TapIndex``), derived when the content is set: one allocation of about
+/// 200 bytes for a widget with a small tree and one parameter, where a field
+/// each took four of 430 (docs/daemon.md#footprint). Reading
+/// ``configuration`` or ``content`` makes them from those bytes, which a
+/// property read or a restore's charge does once for the widget it concerns.
 public struct PlacedWidget: Sendable, Equatable {
     private struct Header {
         let id: String
@@ -163,6 +164,15 @@ public struct PlacedWidget: Sendable, Equatable {
         var configurationCount = 0
         /// The content's UTF-8 bytes, after the configuration (-1: no content).
         var contentCount = -1
+        /// The tap index's bytes, after the content (0: no content).
+        var tapIndexCount = 0
+    }
+
+    /// The tail's three parts.
+    private struct Tail {
+        var configuration: UnsafeRawBufferPointer
+        var content: UnsafeRawBufferPointer?
+        var tapIndex: UnsafeRawBufferPointer
     }
 
     private final class Box: ManagedBuffer<Header, UInt8> {}
@@ -172,22 +182,31 @@ public struct PlacedWidget: Sendable, Equatable {
 
     public init(id: String, appID: String, kind: String, family: WidgetFamily, configuration: [String: OptionValue], content: ViewTree?) {
         let header = Header(id: id, appID: appID, kind: kind, family: family)
+        let tapIndex = content.map(TapIndex.packed) ?? []
         self = OptionValue.packed(configuration).withUnsafeBytes { configuration in
-            Self.withUTF8(content) { content in PlacedWidget(header, configuration: configuration, content: content) }
+            Self.withUTF8(content) { content in
+                tapIndex.withUnsafeBytes { tapIndex in
+                    PlacedWidget(header, Tail(configuration: configuration, content: content, tapIndex: tapIndex))
+                }
+            }
         }
     }
 
-    /// A widget of `header`'s names whose tail holds `configuration` (packed) then `content`.
-    private init(_ header: Header, configuration: UnsafeRawBufferPointer, content: UnsafeRawBufferPointer?) {
+    /// A widget of `header`'s names whose tail holds `tail`'s parts, in order.
+    private init(_ header: Header, _ tail: Tail) {
         var header = header
-        header.configurationCount = configuration.count
-        header.contentCount = content?.count ?? -1
-        let made = Box.create(minimumCapacity: configuration.count + (content?.count ?? 0)) { _ in header }
+        header.configurationCount = tail.configuration.count
+        header.contentCount = tail.content?.count ?? -1
+        header.tapIndexCount = tail.tapIndex.count
+        let parts = [tail.configuration, tail.content ?? UnsafeRawBufferPointer(start: nil, count: 0), tail.tapIndex]
+        let made = Box.create(minimumCapacity: parts.reduce(0) { $0 + $1.count }) { _ in header }
         box = unsafeDowncast(made, to: Box.self)
-        box.withUnsafeMutablePointerToElements { tail in
-            let bytes = UnsafeMutableRawBufferPointer(start: tail, count: configuration.count + (content?.count ?? 0))
-            bytes.copyMemory(from: configuration)
-            if let content { UnsafeMutableRawBufferPointer(rebasing: bytes[configuration.count...]).copyMemory(from: content) }
+        box.withUnsafeMutablePointerToElements { bytes in
+            var at = 0
+            for part in parts where !part.isEmpty {
+                UnsafeMutableRawBufferPointer(start: bytes + at, count: part.count).copyMemory(from: part)
+                at += part.count
+            }
         }
     }
 
@@ -196,14 +215,16 @@ public struct PlacedWidget: Sendable, Equatable {
         return json.withUTF8 { body(UnsafeRawBufferPointer($0)) }
     }
 
-    /// The packed configuration's bytes, then the content's.
-    private func withTail<R>(_ body: (_ configuration: UnsafeRawBufferPointer, _ content: UnsafeRawBufferPointer?) -> R) -> R {
+    /// The packed configuration's bytes, the content's, and the tap index's.
+    private func withTail<R>(_ body: (Tail) -> R) -> R {
         box.withUnsafeMutablePointers { header, tail in
-            let configurationCount = header.pointee.configurationCount
-            let contentCount = header.pointee.contentCount
+            let (configurationCount, contentCount) = (header.pointee.configurationCount, header.pointee.contentCount)
+            let contentEnd = configurationCount + max(contentCount, 0)
             return body(
-                UnsafeRawBufferPointer(start: tail, count: configurationCount),
-                contentCount < 0 ? nil : UnsafeRawBufferPointer(start: tail + configurationCount, count: contentCount))
+                Tail(
+                    configuration: UnsafeRawBufferPointer(start: tail, count: configurationCount),
+                    content: contentCount < 0 ? nil : UnsafeRawBufferPointer(start: tail + configurationCount, count: contentCount),
+                    tapIndex: UnsafeRawBufferPointer(start: tail + contentEnd, count: header.pointee.tapIndexCount)))
         }
     }
 
@@ -212,20 +233,39 @@ public struct PlacedWidget: Sendable, Equatable {
     public var kind: String { box.header.kind }
     public var family: WidgetFamily { box.header.family }
     public var configuration: [String: OptionValue] {
-        get { withTail { configuration, _ in OptionValue.unpack(configuration) } }
+        get { withTail { OptionValue.unpack($0.configuration) } }
         set {
             self = OptionValue.packed(newValue).withUnsafeBytes { configuration in
-                withTail { _, content in PlacedWidget(box.header, configuration: configuration, content: content) }
+                withTail { tail in
+                    var tail = tail
+                    tail.configuration = configuration
+                    return PlacedWidget(box.header, tail)
+                }
             }
         }
     }
+    /// The content; setting it derives what a tap reads of it from its text
+    /// (``setContent(_:root:)`` takes a tree whose root is at hand).
     public var content: ViewTree? {
-        get { withTail { _, content in content.map { ViewTree(validated: String(decoding: $0, as: UTF8.self)) } } }
-        set {
-            self = Self.withUTF8(newValue) { content in
-                withTail { configuration, _ in PlacedWidget(box.header, configuration: configuration, content: content) }
+        get { withTail { tail in tail.content.map { ViewTree(validated: String(decoding: $0, as: UTF8.self)) } } }
+        set { setContent(newValue) }
+    }
+
+    /// Sets the content to `tree` and derives what a tap reads of it from
+    /// `root`, the tree's root element when it is at hand, else from its text.
+    public mutating func setContent(_ tree: ViewTree?, root: ViewElement? = nil) {
+        let tapIndex = tree.map { tree in root.map(TapIndex.packed(root:)) ?? TapIndex.packed(tree) } ?? []
+        self = Self.withUTF8(tree) { content in
+            tapIndex.withUnsafeBytes { tapIndex in
+                withTail { tail in PlacedWidget(box.header, Tail(configuration: tail.configuration, content: content, tapIndex: tapIndex)) }
             }
         }
+    }
+
+    /// What a tap on `elementID` (`""`: the background) reads of the content;
+    /// nil when the content has no element `elementID`.
+    public func tapped(_ elementID: String) -> TappedTree? {
+        withTail { TapIndex.tapped(elementID, in: $0.tapIndex, text: $0.content ?? UnsafeRawBufferPointer(start: nil, count: 0)) }
     }
 
     /// Whether both are the one value, not a copy made since: a change makes a new one.
@@ -237,12 +277,13 @@ public struct PlacedWidget: Sendable, Equatable {
         guard x.id == y.id, x.appID == y.appID, x.kind == y.kind, x.family == y.family,
             x.configurationCount == y.configurationCount, x.contentCount == y.contentCount
         else { return false }
-        return a.withTail { aConfiguration, aContent in
-            b.withTail { bConfiguration, bContent in
+        // The tap index follows from the content.
+        return a.withTail { x in
+            b.withTail { y in
                 // Keys are packed in order, so equal configurations pack the
                 // same, but for numbers that compare equal with other bits (0 and -0).
-                (aContent ?? UnsafeRawBufferPointer(start: nil, count: 0)).elementsEqual(bContent ?? UnsafeRawBufferPointer(start: nil, count: 0))
-                    && (aConfiguration.elementsEqual(bConfiguration) || a.configuration == b.configuration)
+                (x.content ?? UnsafeRawBufferPointer(start: nil, count: 0)).elementsEqual(y.content ?? UnsafeRawBufferPointer(start: nil, count: 0))
+                    && (x.configuration.elementsEqual(y.configuration) || a.configuration == b.configuration)
             }
         }
     }
@@ -272,9 +313,6 @@ public struct WidgetStore: Sendable {
     /// may take together (max-bundle-bytes-per-connection): one connection
     /// holding many ids takes no more than its share of the pool.
     public var maxBundleBytesPerConnection = HostDefaults.maxBundleBytesPerConnection
-
-    /// The trees of the widgets tapped last, parsed.
-    private var tapped = TappedTrees()
 
     public init() {}
 
@@ -414,15 +452,18 @@ public struct WidgetStore: Sendable {
     }
 
 
-    /// The view tree `json` gives a widget (nil for `""`), checked against the limits; changes nothing.
-    public func content(_ json: String) throws(HostError) -> ViewTree? {
-        json.isEmpty ? nil : try ViewTree.parse(json, limits: limits)
+    /// The view tree `json` gives a widget (nil for `""`), checked against
+    /// the limits, and its root element; changes nothing.
+    public func content(_ json: String) throws(HostError) -> (tree: ViewTree, root: ViewElement)? {
+        json.isEmpty ? nil : try ViewTree.parseWithRoot(json, limits: limits)
     }
 
-    /// Shows a view tree already parsed (a timeline entry that came due), or none.
-    public mutating func setContent(_ id: String, tree: ViewTree?) {
+    /// Shows a view tree already checked (a timeline entry that came due), or
+    /// none; what a tap reads of it is derived from `root`, its root element,
+    /// or when that is not at hand, from its text.
+    public mutating func setContent(_ id: String, tree: ViewTree?, root: ViewElement? = nil) {
         willChange(widget: id)
-        widgets[id]?.content = tree
+        widgets[id]?.setContent(tree, root: root)
     }
 
     /// The ids of an app's placed widgets (of one kind, when given), in the order they were placed.
@@ -481,40 +522,9 @@ public struct WidgetStore: Sendable {
     public mutating func reserveCapacity(_ count: Int) { widgets.reserveCapacity(count) }
 
     /// What the resolution rules need about a widget.
-    public mutating func tapContext(_ id: String, app: AppOptions) -> WidgetTapContext? {
+    public func tapContext(_ id: String, app: AppOptions) -> WidgetTapContext? {
         guard let widget = widgets[id] else { return nil }
-        return WidgetTapContext(
-            widgetID: id, kind: widget.kind, family: widget.family, configuration: widget.configuration,
-            intent: bundles[widget.appID]?.kind(widget.kind)?.intent, root: tapped.root(id, widget), app: app)
-    }
-}
-
-/// The view trees of the few widgets tapped last, parsed. A widget keeps its
-/// tree as the JSON it was given (docs/daemon.md#footprint), and a tap needs
-/// its elements: parsing the text again for each tap was most of what the
-/// rules cost. A tree is kept with the widget it was read from and used only
-/// while the widget is still that one, so a changed or removed widget's tree
-/// is never used; and only a few small trees are kept.
-struct TappedTrees: Sendable {
-    static let capacity = 8
-    static let maxJSONBytes = 16 << 10
-    private var entries: [(id: String, widget: PlacedWidget, root: ViewElement)] = []
-
-    /// The tree of `widget`, placed as `id`: the one kept, or parsed (and kept when small).
-    mutating func root(_ id: String, _ widget: PlacedWidget) -> ViewElement? {
-        if let index = entries.firstIndex(where: { $0.id == id }) {
-            let entry = entries.remove(at: index)
-            if entry.widget.isSame(as: widget) {
-                entries.append(entry)  // the last used goes last, the first out when one must go
-                return entry.root
-            }
-        }
-        guard let content = widget.content else { return nil }
-        let root = content.root
-        guard content.json.utf8.count <= Self.maxJSONBytes else { return root }
-        if entries.count == Self.capacity { entries.removeFirst() }
-        entries.append((id, widget, root))
-        return root
+        return WidgetTapContext(widget, intent: bundles[widget.appID]?.kind(widget.kind)?.intent, app: app)
     }
 }
 

@@ -61,13 +61,13 @@ final class Budgets: Store {
     /// an entry that comes due never needs a check), and its timeline as
     /// `DescribeTimeline` lists it.
     static func bytes(of widget: PlacedWidget, entries: [TimelineEntry]) -> Int {
-        var shown = widget
+        var shown = widget.content
         if let largest = entries.max(by: { $0.content.json.utf8.count < $1.content.json.utf8.count }),
-            largest.content.json.utf8.count > widget.content?.json.utf8.count ?? 0
+            largest.content.json.utf8.count > shown?.json.utf8.count ?? 0
         {
-            shown.content = largest.content
+            shown = largest.content
         }
-        let properties = Host1Widget.Properties(shown).values
+        let properties = Host1Widget.Properties(widget, showing: shown).values
         let timeline = DBusValue.array(element: "(xs)", entries.map { .structure([.int64($0.unixMs), .string($0.content.json)]) })
         return objectBytes(
             Host1Widget.objectPath(widget.id), Host1Widget.description, properties, also: entries.isEmpty ? [] : [timeline])

@@ -133,9 +133,13 @@ final class WidgetHandlers {
 extension Host1Widget.Properties {
     /// A widget object's properties: what its getters read and what its
     /// footprint measures (see Budgets.swift).
-    init(_ widget: PlacedWidget) {
+    init(_ widget: PlacedWidget) { self.init(widget, showing: widget.content) }
+
+    /// The properties of `widget` were it showing `content` (a budget's
+    /// measure of a timeline entry), without deriving anything from it.
+    init(_ widget: PlacedWidget, showing content: ViewTree?) {
         self.init(
             id: widget.id, appID: widget.appID, kind: widget.kind, family: widget.family.rawValue,
-            configuration: widget.configuration.mapValues(\.dbusValue), content: widget.content?.json ?? "")
+            configuration: widget.configuration.mapValues(\.dbusValue), content: content?.json ?? "")
     }
 }

@@ -104,9 +104,9 @@ final class Widgets: Store {
         let pace = try pacing.admit(widget.appID)
         let content = try store.content(json)
         var changed = widget
-        changed.content = content
+        changed.setContent(content?.tree, root: content?.root)
         let bytes = try budgets.check(changed, entries: entries)
-        try storing { $0.setContent(id, tree: content) }
+        try storing { $0.setContent(id, tree: content?.tree, root: content?.root) }
         budgets.charge(id, appID: widget.appID, bytes: bytes)
         pacing.announce(Host1Widget.objectPath(id), Host1Widget.name, [Host1Widget.Property.content.rawValue], pace: pace)
     }

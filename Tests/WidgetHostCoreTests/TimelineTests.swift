@@ -158,6 +158,24 @@ struct TimelineValueTests {
 
 @Suite("Timeline engine")
 struct TimelineEngineTests {
+    @Test("A tap after a timeline entry comes due reads that entry's tree, shown as the host shows it")
+    func tapAfterEntryComesDue() throws {
+        var store = try WidgetStoreTests().store()
+        let id = try store.add(appID: "org.example.EmojiRangers", kind: "LeaderboardWidget", family: "systemMedium", configuration: [:]).id
+        var e = TimelineEngine()
+        e.track(widgetID: id)
+        func show(_ effects: [TimelineEffect]) {
+            for case .show(let widgetID, let content) in effects { store.setContent(widgetID, tree: content) }
+        }
+        let opening = WidgetStoreTests.opening
+        show(try e.reload(id, .added, at: t0, entries: [(ms(0), opening("x://now")), (ms(60), opening("x://later"))]))
+        #expect(try WidgetStoreTests.tapT(id, store) == .openURL(url: "x://now", via: .widgetURL))
+        show(e.advance(to: at(59)))
+        #expect(try WidgetStoreTests.tapT(id, store) == .openURL(url: "x://now", via: .widgetURL))
+        show(e.advance(to: at(60)))
+        #expect(try WidgetStoreTests.tapT(id, store) == .openURL(url: "x://later", via: .widgetURL))
+    }
+
     @Test("isAwaiting names exactly the fetch in flight; a restored timeline brings its entries and plan back")
     func awaitingAndRestore() throws {
         var e = engine()

@@ -47,37 +47,109 @@ struct WidgetStoreTests {
         #expect(message("hero", leaderboard).hasSuffix("it takes none"))
     }
 
-    @Test("A tap resolves on the widget's tree as it is now: never on a tree parsed for an earlier content, even of a widget tapped just before")
-    func tappedTrees() throws {
+    static let tapApp = AppOptions(
+        schemes: ["x"], appProtocol: .freedesktop, objectPath: "/org/example/EmojiRangers", surfaces: [.desktop],
+        liveActivityLaunchTypes: nil, userActivityAction: nil, providerPath: nil)
+
+    /// The outcome of a tap on element `t` of widget `id` of `store`.
+    static func tapT(_ id: String, _ store: WidgetStore) throws -> TapOutcome {
+        let context = try #require(store.tapContext(id, app: tapApp))
+        return try WidgetTapRules.resolve(elementID: "t", surface: .desktop, policy: .current, context).outcome
+    }
+
+    /// A tree whose element `t` carries widgetURL `url`.
+    static func opening(_ url: String) -> String { #"{"type":"text","id":"t","widgetURL":"\#(url)"}"# }
+
+    @Test("A tap after SetContent reads the content just set, of that widget only; put back after a refused write, the content put back; gone once removed")
+    func tapAfterSetContent() throws {
         var store = try store()
-        let app = AppOptions(
-            schemes: ["x"], appProtocol: .freedesktop, objectPath: "/org/example/EmojiRangers", surfaces: [.desktop],
-            liveActivityLaunchTypes: nil, userActivityAction: nil, providerPath: nil)
-        func resolve(_ id: String) throws -> TapOutcome {
-            let context = store.tapContext(id, app: app)
-            return try WidgetTapRules.resolve(elementID: "t", surface: .desktop, policy: .current, #require(context)).outcome
-        }
-        func content(_ url: String) throws -> ViewTree? { try ViewTree.parse(#"{"type":"text","id":"t","widgetURL":"\#(url)"}"#) }
-        let ids = try (0..<10).map { _ in
+        let ids = try (0..<3).map { _ in
             try store.add(appID: "org.example.EmojiRangers", kind: "LeaderboardWidget", family: "systemMedium", configuration: [:]).id
         }
-        for id in ids { store.setContent(id, tree: try content("x://\(id)")) }
-        for _ in 0..<2 {
-            for id in ids { #expect(try resolve(id) == .openURL(url: "x://\(id)", via: .widgetURL)) }
+        #expect(throws: HostError.self) { try Self.tapT(ids[0], store) }
+        // As SetContent stores it: with the root its check built.
+        for id in ids {
+            let content = try #require(try store.content(Self.opening("x://\(id)")))
+            store.setContent(id, tree: content.tree, root: content.root)
         }
-        // Tapped last: its tree is kept, and must not outlive its content.
-        #expect(try resolve(ids[0]) == .openURL(url: "x://\(ids[0])", via: .widgetURL))
+        for id in ids { #expect(try Self.tapT(id, store) == .openURL(url: "x://\(id)", via: .widgetURL)) }
         let first = try #require(store.widgets[ids[0]])
-        store.setContent(ids[0], tree: try content("x://changed"))
-        #expect(try resolve(ids[0]) == .openURL(url: "x://changed", via: .widgetURL))
-        // Put back as it was (a write the disk refused): the tree of that content again.
+        let changed = try #require(try store.content(#"{"type":"button","id":"t","action":"go","widgetURL":"x://changed"}"#))
+        store.setContent(ids[0], tree: changed.tree, root: changed.root)
+        #expect(try Self.tapT(ids[0], store) == .performAction(action: "go", parameter: nil))
+        #expect(try Self.tapT(ids[1], store) == .openURL(url: "x://\(ids[1])", via: .widgetURL))
+        // Without a root at hand, the tree is parsed for it.
+        store.setContent(ids[1], tree: try ViewTree.parse(Self.opening("x://parsed")))
+        #expect(try Self.tapT(ids[1], store) == .openURL(url: "x://parsed", via: .widgetURL))
+        // Put back as it was (a write the disk refused): the content put back.
         store.putBack(ids[0], first)
-        #expect(try resolve(ids[0]) == .openURL(url: "x://\(ids[0])", via: .widgetURL))
-        store.remove(ids[9])
-        #expect(store.tapContext(ids[9], app: app) == nil)
-        let big = #"{"type":"vstack","id":"t","widgetURL":"x://big","children":["# + Array(repeating: #"{"type":"text"}"#, count: 2000).joined(separator: ",") + "]}"
-        store.setContent(ids[1], tree: try ViewTree.parse(big))
-        for _ in 0..<2 { #expect(try resolve(ids[1]) == .openURL(url: "x://big", via: .widgetURL)) }
+        #expect(try Self.tapT(ids[0], store) == .openURL(url: "x://\(ids[0])", via: .widgetURL))
+        store.setContent(ids[2], tree: nil)
+        #expect(throws: HostError.self) { try Self.tapT(ids[2], store) }
+        store.remove(ids[2])
+        #expect(store.tapContext(ids[2], app: Self.tapApp) == nil)
+    }
+
+    @Test("A tap after a restore reads the content stored, derived as the widget is put back")
+    func tapAfterRestore() throws {
+        var store = try store()
+        let placed = PlacedWidget(
+            id: "w7", appID: "org.example.EmojiRangers", kind: "LeaderboardWidget", family: .systemMedium, configuration: [:], content: nil)
+        try store.restore(StoredWidget(placed, content: Self.opening("x://stored")), nextNumber: 1)
+        #expect(try Self.tapT("w7", store) == .openURL(url: "x://stored", via: .widgetURL))
+        try store.restore(StoredWidget(placed, content: #"{"type":"link","id":"t","url":"x://link"}"#), nextNumber: 1)
+        #expect(try Self.tapT("w7", store) == .openURL(url: "x://link", via: .link))
+    }
+
+    @Test("What a widget keeps for taps gives what the tree's elements give: every id, the background, an id it lacks")
+    func tapIndexMatchesTheTree() throws {
+        let trees = [
+            WidgetRulesTests.mixed,
+            #"{"type":"vstack","widgetURL":"x://one","children":[{"type":"text","id":"a","widgetURL":"x://two"},{"type":"text","widgetURL":"x://three"}]}"#,
+            #"{"type":"text","id":"only"}"#,
+            #"{"type":"toggle","id":"off","action":"fav","children":[{"type":"text","id":"in"}]}"#,
+            #"{"type":"toggle","id":"on","action":"fav","isOn":true,"parameter":{"hero":"spouty","n":[1,2.5,null,true]}}"#,
+            #"{"type":"vstack","children":[{"type":"toggle","id":"p","action":"fav","parameter":"spouty"},{"type":"button","id":"b","action":"go","parameter":null}]}"#,
+            #"{"type":"link","id":"l\u00e9\n\"","url":"x://caf\u00e9/\"q\"","children":[{"type":"button","id":"🐳","action":"a\tb","parameter":{"k":"\u0000"},"children":[{"type":"link","id":"deep","url":"x://deep"}]}]}"#,
+            #"{"type":"zstack","widgetURL":"x://"# + String(repeating: "long", count: 300) + #"","children":[{"type":"link","id":"x","url":"x://l"}]}"#,
+        ]
+        for json in trees { try Self.expectIndexMatches(ViewTree.parse(json), scanned: !json.contains("\\")) }
+        // What an earlier host stored is read leniently, and its text left to
+        // the elements' reading: a trailing comma, and an id given twice (the
+        // later element loses it); an id, type or URL with an escape; a key
+        // of an element given twice (the first counts); a toggle's isOn that
+        // is not true or false (no tree at all).
+        let stored = [
+            #"{"type":"vstack","children":[{"type":"link","id":"d","url":"x://first"},{"type":"button","id":"d","action":"second"},],}"#,
+            #"{"type":"vstack","children":[{"type":"link","id":"d","url":"x://first"},{"type":"button","id":"d","action":"second"}]}"#,
+            #"{"type":"link","id":"d","url":"x://first","url":"x://second","children":[{"type":"text","id":"e"}]}"#,
+            #"{"type":"toggle","id":"d","action":"go","isOn":"yes"}"#,
+            #"{"type":"vstack","widgetURL":"not a url","children":[{"type":"text","id":"d","widgetURL":"x://second"}]}"#,
+        ]
+        for json in stored { try Self.expectIndexMatches(ViewTree(validated: json), scanned: json.contains("not a url")) }
+        let first = ViewTree(validated: stored[0])
+        #expect(PlacedWidget(id: "w1", appID: "a", kind: "k", family: .systemSmall, configuration: [:], content: first).tapped("d")
+            == TappedTree(linkURL: "x://first"))
+        #expect(PlacedWidget(id: "w2", appID: "a", kind: "k", family: .systemSmall, configuration: [:], content: nil).tapped("") == TappedTree())
+    }
+
+    /// Checks that the index of `tree` read from its text (when `scanned`: else
+    /// the text is left to the elements' reading) and the one read from its
+    /// elements both give what the elements give for each id.
+    static func expectIndexMatches(_ tree: ViewTree, scanned: Bool, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        var json = tree.json
+        let fromText: [UInt8]? = nil
+        let fromElements = TapIndex.packed(root: tree.root)
+        let widget = PlacedWidget(id: "w1", appID: "a", kind: "k", family: .systemSmall, configuration: [:], content: tree)
+        for id in [""] + tree.elements.compactMap(\.id) + ["missing"] {
+            let expected = TappedTree(id, in: tree.root)
+            for index in [fromText, fromElements].compactMap({ $0 }) {
+                let tapped = index.withUnsafeBytes { index in json.withUTF8 { TapIndex.tapped(id, in: index, text: UnsafeRawBufferPointer($0)) } }
+                #expect(tapped == expected, "\(id) in \(tree.json)", sourceLocation: sourceLocation)
+            }
+            #expect(widget.tapped(id) == expected, "\(id) in \(tree.json)", sourceLocation: sourceLocation)
+        }
+        #expect(widget.tapped("missing") == nil, sourceLocation: sourceLocation)
     }
 
     @Test("A timeline entry's tree replaces the content of that widget only")
