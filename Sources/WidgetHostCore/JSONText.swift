@@ -498,6 +498,65 @@ extension JSONParser {
     mutating func skipValue() throws(JSONSyntaxError) {
         _ = try value(depth: 0)
     }
+
+    /// Where the parser is, in bytes from the start of the text.
+    var offset: Int { at }
+
+    /// The text's bytes.
+    var text: UnsafeBufferPointer<UInt8> { bytes }
+
+    /// Steps over the value that is next without building any of it, in text
+    /// this parser has read before (a view tree the host stored): brackets
+    /// and quotes are matched, nothing else is checked again, but that it
+    /// nests at most `limit` deep.
+    mutating func skipReadValue(within limit: Int) throws(JSONSyntaxError) {
+        skipSpace()
+        var depth = 0
+        repeat {
+            guard at < bytes.count else { throw fail("the text ends inside a value") }
+            switch bytes[at] {
+            case UInt8(ascii: "{"), UInt8(ascii: "["):
+                depth += 1
+                guard depth <= limit else { throw fail("the text nests deeper than \(limit) levels here") }
+                at += 1
+            case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                depth -= 1
+                at += 1
+            case UInt8(ascii: "\""):
+                _ = try readString()
+            case UInt8(ascii: ","), UInt8(ascii: ":"), 0x20, 0x09, 0x0A, 0x0D:
+                at += 1
+            default:
+                // A number or a literal, up to what ends it.
+                while at < bytes.count, ![UInt8(ascii: ","), UInt8(ascii: "}"), UInt8(ascii: "]"), 0x20, 0x09, 0x0A, 0x0D].contains(bytes[at]) {
+                    at += 1
+                }
+            }
+        } while depth > 0
+    }
+
+    /// Steps over the string that is next, in text this parser has read
+    /// before, without building it: the range of its bytes between the
+    /// quotes, and whether it holds an escape (when they are not its text).
+    mutating func readString() throws(JSONSyntaxError) -> (bytes: Range<Int>, escaped: Bool) {
+        skipSpace()
+        guard peek(UInt8(ascii: "\"")) else { throw fail("expected a string, found \(found)") }
+        let start = at
+        var escaped = false
+        while at < bytes.count {
+            switch bytes[at] {
+            case UInt8(ascii: "\""):
+                at += 1
+                return (start..<at - 1, escaped)
+            case UInt8(ascii: "\\"):
+                escaped = true
+                at += 2
+            default:
+                at += 1
+            }
+        }
+        throw fail("the text ends inside a string; close it with '\"'")
+    }
 }
 
 /// Compact JSON text built in one buffer: what the journal, snapshots and

@@ -38,8 +38,12 @@ enum TapIndex {
         init(_ string: String) { self = .copied(Array(string.utf8)) }
     }
 
-    /// The index of `tree`, from its elements.
-    static func packed(_ tree: ViewTree) -> [UInt8] { packed(root: tree.root) }
+    /// The index of `tree`: read from its text (``scanned(_:)``), or, for a
+    /// tree that reading does not take, from its elements.
+    static func packed(_ tree: ViewTree) -> [UInt8] {
+        var json = tree.json
+        return json.withUTF8 { scanned($0) } ?? packed(root: tree.root)
+    }
 
     /// The index of the tree under `root`.
     static func packed(root: ViewElement) -> [UInt8] {
@@ -145,5 +149,170 @@ enum TapIndex {
     private static func decode(_ text: UnsafeRawBufferPointer) -> JSONValue? {
         var parser = JSONParser(bytes: text.assumingMemoryBound(to: UInt8.self), lenient: true)
         return try? parser.document()
+    }
+}
+
+// MARK: - Reading the index from the text
+
+// A restore puts back every widget before the host owns its name, and
+// building each tree's elements to index them took a quarter of a
+// 100,000-widget start again: the index is read from the text instead, in
+// one pass that builds nothing but the index. It takes the trees valid
+// content makes, and leaves any other (an escape in a string it reads, a key
+// of an element given twice, an id used twice, a tree nested deep, anything
+// `ViewTree.root` would read as no tree) to ``TapIndex/packed(root:)``, which
+// reads the elements as a tap did, so both give the same index.
+
+extension TapIndex {
+    /// One element, as the text gives it: each field the range of its
+    /// string's bytes (or of its value's, for `parameter`).
+    private struct Element {
+        var parent: Int
+        var type: Range<Int>?
+        var id: Range<Int>?
+        var widgetURL: Range<Int>?
+        var url: Range<Int>?
+        var action: Range<Int>?
+        var parameter: Range<Int>?
+        var isOn: Bool?
+        /// A `url`, `action` or `isOn` of another type than a link's, a control's or a toggle's must have.
+        var odd = false
+        /// The keys read so far, by ``Key/bit``.
+        var keys: UInt8 = 0
+        /// The innermost control and link that are or contain it, by index.
+        var control: Int?
+        var link: Int?
+    }
+
+    private enum Key: String {
+        case type, id, widgetURL, url, action, parameter, isOn, children
+        var bit: UInt8 {
+            switch self {
+            case .type: 1
+            case .id: 2
+            case .widgetURL: 4
+            case .url: 8
+            case .action: 16
+            case .parameter: 32
+            case .isOn: 64
+            case .children: 128
+            }
+        }
+    }
+
+    /// Deeper trees are left to the elements' reading.
+    private static let maxScannedDepth = 64
+
+    private struct NotScanned: Error {}
+
+    /// The index read from `text`, a tree the host took; nil when the text is
+    /// one to leave to ``packed(root:)``.
+    static func scanned(_ text: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+        var parser = JSONParser(bytes: text, lenient: true)
+        var elements: [Element] = []
+        do {
+            try scan(&parser, parent: -1, depth: 1, into: &elements)
+            try parser.end()
+        } catch {
+            return nil
+        }
+        func bytes(_ range: Range<Int>) -> UnsafeBufferPointer<UInt8> { UnsafeBufferPointer(rebasing: text[range]) }
+        func equals(_ range: Range<Int>?, _ word: StaticString) -> Bool {
+            guard let range else { return false }
+            return word.withUTF8Buffer { bytes(range).elementsEqual($0) }
+        }
+        // What the elements' reading would refuse reads as no tree there: left to it.
+        var ids: [Range<Int>] = []
+        var widgetURLs: [Range<Int>] = []
+        for index in elements.indices {
+            let element = elements[index]
+            guard let type = element.type, !type.isEmpty else { return nil }
+            let link = equals(type, "link"), toggle = equals(type, "toggle"), control = toggle || equals(type, "button")
+            if link && element.url == nil || control && element.action?.isEmpty != false || element.odd && (link || control) {
+                return nil
+            }
+            if toggle && element.keys & Key.isOn.bit != 0 && element.isOn == nil { return nil }
+            if let id = element.id {
+                guard !id.isEmpty else { return nil }
+                ids.append(id)
+            }
+            let parent = element.parent < 0 ? nil : elements[element.parent]
+            elements[index].control = control ? index : parent?.control
+            elements[index].link = link ? index : parent?.link
+            // A widgetURL that is not an absolute URL is dropped, as the elements' reading drops it.
+            if let url = element.widgetURL, URLParts.schemeLength(bytes(url)) != nil { widgetURLs.append(url) }
+        }
+        // An id used twice is dropped from the later element there.
+        if ids.count > 1 {
+            var seen = Set<String>()
+            for id in ids { guard seen.insert(String(decoding: bytes(id), as: UTF8.self)).inserted else { return nil } }
+        }
+        var writer = Writer(widgetURL: widgetURLs.first.map(Run.inText), multiple: widgetURLs.count > 1)
+        for element in elements {
+            guard let id = element.id else { continue }
+            let control = element.control.map { elements[$0] }
+            writer.entry(
+                id: .inText(id), action: control.map { .inText($0.action!) }, toggle: control.map { equals($0.type, "toggle") } ?? false,
+                isOn: control?.isOn ?? false, parameter: control?.parameter.map(Run.inText), link: element.link.map { .inText(elements[$0].url!) })
+        }
+        return writer.bytes
+    }
+
+    /// Reads the element that is next and those inside it into `elements`, in pre-order.
+    private static func scan(_ parser: inout JSONParser, parent: Int, depth: Int, into elements: inout [Element]) throws {
+        guard depth <= maxScannedDepth, parser.nextValueByte() == UInt8(ascii: "{") else { throw NotScanned() }
+        let index = elements.count
+        elements.append(Element(parent: parent))
+        try parser.openObject()
+        var first = true
+        while let name = try parser.nextKey(first: first) {
+            first = false
+            // Values nest within the parser's depth, as the elements' reading needs.
+            let nesting = JSONParser.maxDepth - 2 * depth
+            guard let key = Key(rawValue: name) else {
+                try parser.skipReadValue(within: nesting)
+                continue
+            }
+            guard elements[index].keys & key.bit == 0 else { throw NotScanned() }
+            elements[index].keys |= key.bit
+            switch key {
+            case .children:
+                try parser.openArray()
+                var firstItem = true
+                while try parser.nextItem(first: firstItem) {
+                    firstItem = false
+                    try scan(&parser, parent: index, depth: depth + 1, into: &elements)
+                }
+            case .parameter:
+                _ = parser.nextValueByte()
+                let start = parser.offset
+                try parser.skipReadValue(within: nesting)
+                elements[index].parameter = start..<parser.offset
+            case .isOn:
+                let byte = parser.nextValueByte()
+                if byte == UInt8(ascii: "t") || byte == UInt8(ascii: "f") {
+                    elements[index].isOn = try parser.literalValue() == .bool(true)
+                } else {
+                    try parser.skipReadValue(within: nesting)
+                }
+            case .type, .id, .widgetURL, .url, .action:
+                guard parser.nextValueByte() == UInt8(ascii: "\"") else {
+                    // Only a link's url and a control's action must be strings.
+                    guard key == .url || key == .action else { throw NotScanned() }
+                    try parser.skipReadValue(within: nesting)
+                    elements[index].odd = true
+                    continue
+                }
+                let (range, escaped) = try parser.readString()
+                guard !escaped else { throw NotScanned() }
+                switch key {
+                case .type: elements[index].type = range
+                case .id: elements[index].id = range
+                case .widgetURL: elements[index].widgetURL = range
+                case .url: elements[index].url = range
+                default: elements[index].action = range
+                }
+            }
+        }
     }
 }

@@ -406,16 +406,25 @@ extension ViewElement {
 public enum URLParts {
     /// The lowercased scheme of an absolute URL, or nil.
     public static func scheme(of url: String) -> String? {
-        guard let colon = url.firstIndex(of: ":"), colon != url.startIndex else { return nil }
-        let scheme = url[..<colon]
-        // ASCII letters by their range: the Unicode property lookup cost more than the rest of a tap's rules.
-        func isLetter(_ c: Unicode.Scalar) -> Bool { ("a"..."z").contains(c) || ("A"..."Z").contains(c) }
-        guard let first = scheme.unicodeScalars.first, isLetter(first) else { return nil }
-        for c in scheme.unicodeScalars {
-            guard isLetter(c) || ("0"..."9").contains(c) || c == "+" || c == "-" || c == "." else { return nil }
+        var url = url
+        guard let length = url.withUTF8(schemeLength) else { return nil }
+        return String(url.utf8.prefix(length))!.lowercased()
+    }
+
+    /// The length in bytes of the scheme of the absolute URL whose UTF-8 is
+    /// `url`, or nil when it is not one: a scheme, ':', more, and no space or
+    /// control character. Bytes, not characters: the Unicode property lookup
+    /// cost more than the rest of a tap's rules, and a byte below 0x80 is
+    /// the character it spells.
+    static func schemeLength(_ url: UnsafeBufferPointer<UInt8>) -> Int? {
+        func isLetter(_ c: UInt8) -> Bool { (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(c | 0x20) }
+        guard let colon = url.firstIndex(of: UInt8(ascii: ":")), colon > 0, isLetter(url[0]), colon + 1 < url.count else { return nil }
+        for c in url[..<colon] {
+            guard isLetter(c) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(c) || c == UInt8(ascii: "+") || c == UInt8(ascii: "-")
+                || c == UInt8(ascii: ".")
+            else { return nil }
         }
-        guard url.index(after: colon) < url.endIndex else { return nil }
-        guard !url.unicodeScalars.contains(where: { $0.value < 0x21 || $0 == "\u{7F}" }) else { return nil }
-        return scheme.lowercased()
+        guard !url.contains(where: { $0 < 0x21 || $0 == 0x7F }) else { return nil }
+        return colon
     }
 }

@@ -138,7 +138,8 @@ struct WidgetStoreTests {
     /// elements both give what the elements give for each id.
     static func expectIndexMatches(_ tree: ViewTree, scanned: Bool, sourceLocation: SourceLocation = #_sourceLocation) throws {
         var json = tree.json
-        let fromText: [UInt8]? = nil
+        let fromText = json.withUTF8 { TapIndex.scanned($0) }
+        #expect((fromText != nil) == scanned, "read from the text: \(tree.json)", sourceLocation: sourceLocation)
         let fromElements = TapIndex.packed(root: tree.root)
         let widget = PlacedWidget(id: "w1", appID: "a", kind: "k", family: .systemSmall, configuration: [:], content: tree)
         for id in [""] + tree.elements.compactMap(\.id) + ["missing"] {
