@@ -51,7 +51,7 @@ struct DurabilityTests {
         #expect(announced().count < burst / 2, "one PropertiesChanged per sync: \(announced().count) for \(burst) writes")
     }
 
-    @Test("After a restart every widget keeps its id, path, configuration and content; activities keep their dates; ids are not reused")
+    @Test("After a restart every widget keeps its id, path, configuration and content, and a tap reads that content; activities keep their dates; ids are not reused")
     func restartKeepsEverything() async throws {
         let fixture = try await HostFixture.make()
         defer { fixture.stop() }
@@ -62,7 +62,7 @@ struct DurabilityTests {
         let w1 = try await renderer.addWidget(Self.app, "Hero", "systemSmall", ["n": .int64(1)])
         let w2 = try await renderer.addWidget(Self.app, "Hero", "systemSmall")
         let w3 = try await renderer.addWidget(Self.app, "Hero", "systemSmall")
-        try await app.setContent(w1, #"{"type":"text","id":"t","text":"one"}"#)
+        try await app.setContent(w1, #"{"type":"text","id":"t","text":"one","widgetURL":"durable://one"}"#)
         try await renderer.configure(w2, ["n": .int64(2)])
         _ = try await renderer.call(
             destination: "org.widgethost.Host1", path: w3, interface: "org.widgethost.Host1.Widget", member: "Remove")
@@ -76,7 +76,7 @@ struct DurabilityTests {
         try await fixture.startHost()
         let after = try await renderer.managedObjects()
         #expect(after == before, "the restarted host serves exactly what it served")
-        #expect(after[w1]?["Content"] == .string(#"{"type":"text","id":"t","text":"one"}"#))
+        #expect(after[w1]?["Content"] == .string(#"{"type":"text","id":"t","text":"one","widgetURL":"durable://one"}"#))
         #expect(after[w2]?["Configuration"] == .vardict(["n": .int64(2)]))
         #expect(after[w3] == nil && after[activity]?["State"] == .string("active"))
 
@@ -86,6 +86,8 @@ struct DurabilityTests {
         app.close()
         app = try await Self.registeredApp(fixture)
         defer { app.close() }
+        let (outcome, details) = try await renderer.tap(w1, "t", method: "Resolve")
+        #expect(outcome == "open-url" && details["url"] == .string("durable://one"), "a tap reads the content restored: \(details)")
         try await app.setContent(w1, #"{"type":"text","id":"t","text":"again"}"#)
         #expect(try await renderer.addWidget(Self.app, "Hero", "systemSmall").hasSuffix("/w4"), "w3 was used once")
         #expect(try await app.startActivity("T", Self.activityContent).hasSuffix("/a2"))
