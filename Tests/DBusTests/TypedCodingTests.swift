@@ -115,6 +115,52 @@ struct TypedCodingTests {
         }
     }
 
+    @Test("a body over 128 MiB is LimitsExceeded as soon as a string or a value passes the limit, before the rest is written")
+    func bodyLimit() throws {
+        let fourMiB = String(repeating: "x", count: 4 << 20)
+        // Arrays of 60 MiB, within the array limit: the third passes the body's, written typed, as a value or in a variant.
+        let sixtyMiB = DBusValue.strings(Array(repeating: fourMiB, count: 15))
+        let ways: [(String, (inout MessageWriter) throws -> Void)] = [
+            ("typed", { try $0.appendArray(of: "s") { for _ in 0..<15 { try $0.append(fourMiB) } } }),
+            ("as a value", { try $0.append(value: sixtyMiB) }),
+            ("in a variant", { try $0.appendVariant(sixtyMiB) }),
+        ]
+        for (way, write) in ways {
+            var written = 0
+            do {
+                _ = try Message.signal(path: "/", interface: "org.example.I", member: "S") { writer in
+                    for _ in 0..<5 {
+                        written += 1
+                        try write(&writer)
+                    }
+                }
+                Issue.record("a 300 MiB body was written \(way)")
+            } catch let error as DBusError {
+                #expect(error.name == DBusError.limitsExceededName)
+                #expect(error.message.contains("at most 134217728 bytes in one message"), "\(error.message)")
+            }
+            #expect(written == 3, "\(way): the writing stopped at the array that passed the limit")
+        }
+        // Two strings end a byte short of the limit; a number after them, counted once the body is written, passes it.
+        let first = String(repeating: "x", count: 60 << 20)
+        let secondStart = Marshal.align(4 + first.utf8.count + 1, 4) + 4
+        let second = String(repeating: "y", count: MessageLimits.maxBodyBytes - 1 - secondStart - 1)
+        let fits = try Message.signal(path: "/", interface: "org.example.I", member: "S") { writer in
+            try writer.append(first)
+            try writer.append(second)
+            try writer.append(UInt8(1))
+        }
+        #expect(fits.bodyLength == MessageLimits.maxBodyBytes)
+        #expect(throws: DBusError.limitsExceeded(
+            "the message body would be \(MessageLimits.maxBodyBytes + 8) bytes; D-Bus allows at most 134217728 bytes in one message")) {
+            _ = try Message.signal(path: "/", interface: "org.example.I", member: "S") { writer in
+                try writer.append(first)
+                try writer.append(second)
+                try writer.append(UInt64(1))
+            }
+        }
+    }
+
     @Test("a method bound with .reading reads its arguments typed within the connection's limits and answers typed")
     func readingHandler() async throws {
         try await withBus { fixture in
