@@ -4,7 +4,10 @@ import CDBus
 /// with no `DBusValue` built for them: what generated code writes calls,
 /// replies and signals with (docs/interfaces.md). A value whose type is only
 /// known at run time (a variant's content, the values of an `a{sv}`) is
-/// written from its `DBusValue`.
+/// written from its `DBusValue`. A reply of any size is written as it is
+/// walked, each container as its content is read: `GetManagedObjects` of a
+/// hundred thousand objects exists once, as the message's bytes, never first
+/// as a tree of values.
 ///
 /// Every value is checked as ``Message/append(_:)`` checks it — no NUL in a
 /// string, a valid object path or signature, D-Bus's limits on arrays, on the
