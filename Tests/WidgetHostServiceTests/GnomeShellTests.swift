@@ -264,12 +264,6 @@ struct GnomeShellTests {
         _ = try await shell.waitForRecord { ($0["uris"] as? [String]) == ["tap-me-widget://show-red"] }
         // Tab: the next widget (its background taps its widgetURL), then the link in it.
         try await shell.drive("key", "Tab")
-        // Some runs find the focus still on the first widget after this first Tab that follows a
-        // tap (seen in two full-suite runs, never alone; its cause is not known yet): a second Tab
-        // is what a person would press, and a Tab that never moves the focus still fails here.
-        if try await !shell.tryDrive(["focused", "Tap Me Show Red View", "--timeout", "3"]).succeeded {
-            try await shell.drive("key", "Tab")
-        }
         try await shell.drive("focused", "Tap Me Show Red View")
         try await shell.drive("key", "Return")
         _ = try await shell.waitForRecord { ($0["uris"] as? [String]) == ["tap-me-widget://show-blue"] }
