@@ -258,23 +258,12 @@ struct GnomeShellTests {
     func keyboard() async throws {
         let shell = try await ShellSession.start()
         defer { shell.stop() }
-        try await shell.place(try exampleFile("tap-me/red.json"))
-        try await shell.place(try exampleFile("tap-me/show-red-link.json"), family: "systemMedium")
-        try await shell.drive("find", "Show Red View", "--role", "link")
-
         // The shortcut gives the first widget the focus; Enter taps it.
-        try await shell.drive("key", "super+alt+w")
-        try await shell.drive("focused", "Tap for red")
+        try await shell.focusTwoWidgets()
         try await shell.drive("key", "Return")
         _ = try await shell.waitForRecord { ($0["uris"] as? [String]) == ["tap-me-widget://show-red"] }
         // Tab: the next widget (its background taps its widgetURL), then the link in it.
         try await shell.drive("key", "Tab")
-        // Some runs find the focus still on the first widget after this first Tab that follows a
-        // tap (seen in two full-suite runs, never alone; its cause is not known yet): a second Tab
-        // is what a person would press, and a Tab that never moves the focus still fails here.
-        if try await !shell.tryDrive(["focused", "Tap Me Show Red View", "--timeout", "3"]).succeeded {
-            try await shell.drive("key", "Tab")
-        }
         try await shell.drive("focused", "Tap Me Show Red View")
         try await shell.drive("key", "Return")
         _ = try await shell.waitForRecord { ($0["uris"] as? [String]) == ["tap-me-widget://show-blue"] }
@@ -315,6 +304,30 @@ struct GnomeShellTests {
         #expect(!away.stdout.contains("Tap"), "Escape takes the focus off the widgets: \(away)")
         try await shell.drive("click", "WidgetHost", "--role", "menu")
         try await shell.drive("click", "Focus Widgets", "--role", "menu item")
+        try await shell.drive("focused", "Tap Me Show Red View")
+        try await shell.expectNoExtensionErrors()
+    }
+
+    @Test("A tap starts the app without taking the keyboard off the widgets: the shell moves the display's focus off its stage while the app starts, and gets it back at once, even when it never sees its stage lose the focus (another client held the keyboard meanwhile); the next Tab goes to the next widget")
+    func keyboardKeptThroughTap() async throws {
+        let shell = try await ShellSession.start()
+        defer { shell.stop() }
+        try await shell.focusTwoWidgets()
+        // Held by another client, the keyboard's focus changes reach the stage only as grab and
+        // ungrab: the shell's own way back to its stage (when it sees the stage lose the focus)
+        // never comes, and a Tab after the tap went nowhere. A click taps meanwhile.
+        let holder = try shell.fixture.launch(
+            "/usr/bin/python3", [repositoryRoot.appendingPathComponent("Tests/Fixtures/gnome-shell/hold_keyboard.py").path],
+            environment: shell.environment)
+        defer { endProcess(holder.process) }
+        #expect(await eventually(timeout: 10) { holder.printed().contains("held") }, "\(holder.printed())")
+        try await shell.drive("click", "Tap for red", "--role", "push button")
+        _ = try await shell.waitForRecord { ($0["uris"] as? [String]) == ["tap-me-widget://show-red"] }
+        try await Task.sleep(for: .seconds(1))  // the shell has begun to wait for the app by now
+        endProcess(holder.process)
+        #expect(await eventually(timeout: 5) { !holder.process.isRunning }, "\(holder.printed())")
+        try await shell.drive("focused", "Tap for red")
+        try await shell.drive("key", "Tab")
         try await shell.drive("focused", "Tap Me Show Red View")
         try await shell.expectNoExtensionErrors()
     }
@@ -606,6 +619,16 @@ final class ShellSession: ScreenSession, GnomeShellSession, @unchecked Sendable 
 
     func writeSettings(colourScheme: String) throws {
         try fixture.writeShellSettings(colourScheme: colourScheme)
+    }
+
+    /// Places Tap Me's red widget and, right of it, its medium one with a link, and gives the
+    /// first the keyboard's focus with the shortcut (Super+Alt+W), as the keyboard tests begin.
+    func focusTwoWidgets() async throws {
+        try await place(try exampleFile("tap-me/red.json"))
+        try await place(try exampleFile("tap-me/show-red-link.json"), family: "systemMedium")
+        try await drive("find", "Show Red View", "--role", "link")
+        try await drive("key", "super+alt+w")
+        try await drive("focused", "Tap for red")
     }
 
     /// Ends gnome-shell and starts it again on the same display and buses, as when a person restarts it (Alt+F2 r).
