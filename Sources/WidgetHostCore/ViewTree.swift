@@ -160,8 +160,9 @@ public struct ViewTree: Sendable, Equatable {
         var problems: [ContentProblem]? = []
         var ids = Set<String>()
         var count = 0
+        var path = ElementPath("$")
         guard let value = try? JSONValue.decode(json, lenient: true).value,
-            let root = try? Self.element(value, at: "$", depth: 1, limits: .stored, ids: &ids, count: &count, problems: &problems)
+            let root = try? Self.element(value, at: &path, depth: 1, limits: .stored, ids: &ids, count: &count, problems: &problems)
         else {
             // Unreachable: only validated text makes a ViewTree.
             return ViewElement(type: "vstack", id: nil, children: [], widgetURL: nil, fields: [:])
@@ -236,7 +237,8 @@ public struct ViewTree: Sendable, Equatable {
         value: JSONValue, json: String, at path: String, limits: ViewTreeLimits, count: inout Int, problems: inout [ContentProblem]?
     ) throws(HostError) -> (tree: ViewTree, root: ViewElement) {
         var ids = Set<String>()
-        let root = try element(value, at: path, depth: 1, limits: limits, ids: &ids, count: &count, problems: &problems)
+        var path = ElementPath(path)
+        let root = try element(value, at: &path, depth: 1, limits: limits, ids: &ids, count: &count, problems: &problems)
         return (ViewTree(validated: json), root)
     }
 
@@ -267,8 +269,18 @@ public struct ViewTree: Sendable, Equatable {
         problems!.append(ContentProblem(code: code, error: error))
     }
 
+    /// Where an element is, written out only for a message: validation
+    /// passes every element, and building each one's path text cost more
+    /// than checking it.
+    private struct ElementPath: CustomStringConvertible {
+        let root: String
+        var indices: [Int] = []
+        init(_ root: String) { self.root = root }
+        var description: String { indices.reduce(root) { $0 + ".children[\($1)]" } }
+    }
+
     private static func element(
-        _ value: JSONValue, at path: String, depth: Int, limits: ViewTreeLimits, ids: inout Set<String>, count: inout Int,
+        _ value: JSONValue, at path: inout ElementPath, depth: Int, limits: ViewTreeLimits, ids: inout Set<String>, count: inout Int,
         problems: inout [ContentProblem]?
     ) throws(HostError) -> ViewElement {
         guard case .object(let fields) = value else {
@@ -297,7 +309,7 @@ public struct ViewTree: Sendable, Equatable {
                     .duplicateID, &problems)
             }
         }
-        let label = id.map { "\(path) (\(type) '\($0)')" } ?? "\(path) (\(type))"
+        var label: String { id.map { "\(path) (\(type) '\($0)')" } ?? "\(path) (\(type))" }
         var widgetURL: String?
         if let raw = fields["widgetURL"] {
             guard case .string(let s) = raw else { throw .invalidContent("\(label): \"widgetURL\" must be a string") }
@@ -327,11 +339,11 @@ public struct ViewTree: Sendable, Equatable {
         var children: [ViewElement] = []
         if let raw = fields["children"] {
             guard case .array(let items) = raw else { throw .invalidContent("\(label): \"children\" must be an array of elements") }
+            children.reserveCapacity(items.count)
             for (index, item) in items.enumerated() {
-                children.append(
-                    try element(
-                        item, at: "\(path).children[\(index)]", depth: depth + 1, limits: limits, ids: &ids, count: &count,
-                        problems: &problems))
+                path.indices.append(index)
+                children.append(try element(item, at: &path, depth: depth + 1, limits: limits, ids: &ids, count: &count, problems: &problems))
+                path.indices.removeLast()
             }
         }
         return ViewElement(type: type, id: id, children: children, widgetURL: widgetURL, fields: fields)
