@@ -21,7 +21,7 @@ struct UpdatesBench: AsyncParsableCommand {
             """)
 
     @Option(help: "Round trips measured for latency (a tenth of them with slow syncs).") var count = 2_000
-    @Option(help: "Calls in the pipelined runs (a tenth of them with slow syncs).") var pipelined = 10_000
+    @Option(help: "Calls in the pipelined runs (a tenth of them with slow syncs).") var pipelined = 60_000
     @Option(help: "Calls in flight in the pipelined runs.") var window = 64
     @Option(help: "Updates the flooding app keeps in flight while taps are measured.") var streamWindow = 16
     @Option(help: "Apps streaming updates at a steady rate while taps are measured.") var apps = 10
@@ -117,10 +117,12 @@ struct UpdatesBench: AsyncParsableCommand {
             return stats
         }
         let (floor, durableSet, sets, durableUpdate, updates) = (latencies[0], latencies[1], latencies[2], latencies[3], latencies[4])
-        // Pipelined: the floor, then each write through the relay and through the host, in turn, three rounds.
+        // Pipelined: the floor, then each write through the relay and through the host, in turn, six rounds:
+        // a disk's syncs slow down and speed up by the second, and short turns see all kinds alike.
         var seconds = Array(repeating: 0.0, count: kinds.count), hostCPU = Array(repeating: 0.0, count: kinds.count)
-        for round in 0..<3 {
-            let share = total / 3 + (round < total % 3 ? 1 : 0)
+        let rounds = 6
+        for round in 0..<rounds {
+            let share = total / rounds + (round < total % rounds ? 1 : 0)
             for (index, make) in kinds.enumerated() {
                 let client = index == 0 ? renderer : writer
                 let before = cpuSeconds(host.processIdentifier)
