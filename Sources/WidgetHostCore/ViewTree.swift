@@ -155,18 +155,33 @@ public struct ViewTree: Sendable, Equatable {
 
     /// The root element, parsed from ``json``; read it once per use.
     public var root: ViewElement {
+        Self.root(of: (try? JSONValue.decode(json, lenient: true).value) ?? .object([:]))
+    }
+
+    /// The root element of a tree decoded from validated text.
+    static func root(of value: JSONValue) -> ViewElement {
         // Parsed as it was accepted: a tree a linter or a restore took while
         // recovering from a problem reads back the same way.
         var problems: [ContentProblem]? = []
         var ids = Set<String>()
         var count = 0
-        guard let value = try? JSONValue.decode(json, lenient: true).value,
-            let root = try? Self.element(value, at: "$", depth: 1, limits: .stored, ids: &ids, count: &count, problems: &problems)
-        else {
+        var path = ElementPath("$")
+        guard let root = try? Self.element(value, at: &path, depth: 1, limits: .stored, ids: &ids, count: &count, problems: &problems) else {
             // Unreachable: only validated text makes a ViewTree.
             return ViewElement(type: "vstack", id: nil, children: [], widgetURL: nil, fields: [:])
         }
         return root
+    }
+
+    /// Validates an already decoded tree whose root sits at `path` (`"$.lockScreen"`
+    /// inside a Live Activity's content) and returns its root element. `count`
+    /// carries the number of elements seen so far, so that several trees of one
+    /// document share ``ViewTreeLimits/maxElements``.
+    static func root(of value: JSONValue, at path: String, limits: ViewTreeLimits, count: inout Int) throws(HostError) -> ViewElement {
+        var strict: [ContentProblem]? = nil
+        var ids = Set<String>()
+        var path = ElementPath(path)
+        return try element(value, at: &path, depth: 1, limits: limits, ids: &ids, count: &count, problems: &strict)
     }
 
     /// Text already validated: by ``parse(_:limits:)``, or before the host
@@ -215,29 +230,10 @@ public struct ViewTree: Sendable, Equatable {
             throw .invalidContent("content is not valid JSON (\(error)); send a JSON object such as {\"type\":\"text\"}")
         }
         for duplicate in duplicates { try report(.invalidContent(duplicate.message(in: "content")), .duplicateKey, &problems) }
-        var count = 0
-        return try parse(value: value, json: json, at: "$", limits: limits, count: &count, problems: &problems).tree
-    }
-
-    /// Validates an already decoded tree whose root sits at `path` (`"$"` for a
-    /// whole document, `"$.lockScreen"` inside a Live Activity's content); `json`
-    /// becomes the tree's ``json``. `count` carries the number of elements seen so
-    /// far, so that several trees of one document share ``ViewTreeLimits/maxElements``.
-    /// Returns the root element validation built too, for a caller that reads
-    /// it at once: ``root`` would parse the text again.
-    static func parse(
-        value: JSONValue, json: String, at path: String, limits: ViewTreeLimits, count: inout Int
-    ) throws(HostError) -> (tree: ViewTree, root: ViewElement) {
-        var strict: [ContentProblem]? = nil
-        return try parse(value: value, json: json, at: path, limits: limits, count: &count, problems: &strict)
-    }
-
-    private static func parse(
-        value: JSONValue, json: String, at path: String, limits: ViewTreeLimits, count: inout Int, problems: inout [ContentProblem]?
-    ) throws(HostError) -> (tree: ViewTree, root: ViewElement) {
-        var ids = Set<String>()
-        let root = try element(value, at: path, depth: 1, limits: limits, ids: &ids, count: &count, problems: &problems)
-        return (ViewTree(validated: json), root)
+        var count = 0, ids = Set<String>()
+        var path = ElementPath("$")
+        _ = try element(value, at: &path, depth: 1, limits: limits, ids: &ids, count: &count, problems: &problems)
+        return ViewTree(validated: json)
     }
 
     /// Bracket depth of JSON text, computed without parsing (strings skipped).
@@ -267,8 +263,18 @@ public struct ViewTree: Sendable, Equatable {
         problems!.append(ContentProblem(code: code, error: error))
     }
 
+    /// Where an element is, written out only for a message: validation
+    /// passes every element, and building each one's path text cost more
+    /// than checking it.
+    private struct ElementPath: CustomStringConvertible {
+        let root: String
+        var indices: [Int] = []
+        init(_ root: String) { self.root = root }
+        var description: String { indices.reduce(root) { $0 + ".children[\($1)]" } }
+    }
+
     private static func element(
-        _ value: JSONValue, at path: String, depth: Int, limits: ViewTreeLimits, ids: inout Set<String>, count: inout Int,
+        _ value: JSONValue, at path: inout ElementPath, depth: Int, limits: ViewTreeLimits, ids: inout Set<String>, count: inout Int,
         problems: inout [ContentProblem]?
     ) throws(HostError) -> ViewElement {
         guard case .object(let fields) = value else {
@@ -297,7 +303,7 @@ public struct ViewTree: Sendable, Equatable {
                     .duplicateID, &problems)
             }
         }
-        let label = id.map { "\(path) (\(type) '\($0)')" } ?? "\(path) (\(type))"
+        var label: String { id.map { "\(path) (\(type) '\($0)')" } ?? "\(path) (\(type))" }
         var widgetURL: String?
         if let raw = fields["widgetURL"] {
             guard case .string(let s) = raw else { throw .invalidContent("\(label): \"widgetURL\" must be a string") }
@@ -327,11 +333,11 @@ public struct ViewTree: Sendable, Equatable {
         var children: [ViewElement] = []
         if let raw = fields["children"] {
             guard case .array(let items) = raw else { throw .invalidContent("\(label): \"children\" must be an array of elements") }
+            children.reserveCapacity(items.count)
             for (index, item) in items.enumerated() {
-                children.append(
-                    try element(
-                        item, at: "\(path).children[\(index)]", depth: depth + 1, limits: limits, ids: &ids, count: &count,
-                        problems: &problems))
+                path.indices.append(index)
+                children.append(try element(item, at: &path, depth: depth + 1, limits: limits, ids: &ids, count: &count, problems: &problems))
+                path.indices.removeLast()
             }
         }
         return ViewElement(type: type, id: id, children: children, widgetURL: widgetURL, fields: fields)
