@@ -406,8 +406,8 @@ extension AppPeer {
 struct GnomeShellInstallTests {
     static let install = repositoryRoot.appendingPathComponent("renderers/gnome-shell/install").path
 
-    @Test("It installs the entry point that fits the version, into DATADIR or else $XDG_DATA_HOME, and refuses a shell too old", arguments: [
-        ("43", "shell-43"), ("44.2", "shell-43"), ("45", "shell-45"), ("48.1", "shell-45"),
+    @Test("It installs the entry point that fits the version, into DATADIR or else $XDG_DATA_HOME, its metadata naming that version (added for a shell newer than those listed), and refuses a shell too old", arguments: [
+        ("43", "shell-43"), ("44.2", "shell-43"), ("45", "shell-45"), ("48.1", "shell-45"), ("49", "shell-45"),
     ])
     func entryPoints(version: String, entry: String) async throws {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("widgethost-install-\(UUID().uuidString.prefix(8))")
@@ -417,11 +417,21 @@ struct GnomeShellInstallTests {
             let result = try await runCommand(Self.install, ["--shell-version", version] + arguments, adding: ["XDG_DATA_HOME": dataHome])
             #expect(result.succeeded, "\(result)")
             let installed = URL(fileURLWithPath: arguments.first ?? dataHome).appendingPathComponent("gnome-shell/extensions/widgethost@widgethost.org")
-            for (file, from) in [("extension.js", "\(entry)/extension.js"), ("prefs.js", "\(entry)/prefs.js"), ("metadata.json", "\(entry)/metadata.json"),
+            for (file, from) in [("extension.js", "\(entry)/extension.js"), ("prefs.js", "\(entry)/prefs.js"),
                                  ("stylesheet.css", "stylesheet.css"), ("lib/desktop.js", "lib/desktop.js")] {
                 let copy = try? Data(contentsOf: installed.appendingPathComponent(file))
                 #expect(copy != nil && copy == (try? Data(contentsOf: source.appendingPathComponent(from))), "\(file) is \(from) (GNOME Shell \(version))")
             }
+            // The shell loads an extension only when its metadata lists the shell's major version:
+            // the entry's metadata.json, with a newer major than it lists added.
+            let major = String(version.prefix { $0 != "." })
+            let metadata = try? JSONSerialization.jsonObject(with: Data(contentsOf: installed.appendingPathComponent("metadata.json"))) as? [String: Any]
+            var expected = try #require(
+                try JSONSerialization.jsonObject(with: Data(contentsOf: source.appendingPathComponent("\(entry)/metadata.json"))) as? [String: Any])
+            let listed = expected["shell-version"] as? [String] ?? []
+            expected["shell-version"] = listed.contains(major) ? listed : listed + [major]
+            #expect(metadata.map { NSDictionary(dictionary: $0) } == NSDictionary(dictionary: expected),
+                "metadata.json is \(entry)/metadata.json naming GNOME Shell \(major): \(metadata ?? [:])")
             // The rendering vocabulary's declaration, as a module the shell imports.
             let declaration = try String(contentsOf: repositoryRoot.appendingPathComponent("vocabulary/vocabulary.json"), encoding: .utf8)
             let module = try? String(contentsOf: installed.appendingPathComponent("lib/declaration.js"), encoding: .utf8)
