@@ -785,3 +785,47 @@ extension ShellSession {
         try await fixture.launchEmojiRangers(app.connection, record: rangers)
     }
 }
+
+extension GnomeShellTests {
+    @Test("A frozen host (stopped with SIGSTOP) costs the shell nothing: while a tap waits for it, a widget's menu and a Live Activity's popup open at once; the tap's call times out and the widget says WidgetHost did not answer; once the host runs again, new content is drawn and a tap reaches the app")
+    func frozenHost() async throws {
+        let shell = try await ShellSession.start()
+        defer { shell.stop() }
+        let widget = try await shell.place(try exampleFile("tap-me/red.json"))
+        try await shell.startDelivery(eta: 10)
+        let red = try await shell.element("Tap for red", role: "push button")
+        try await shell.drive("find", "Delivery 10 min", "--role", "push button")
+        let pid = try #require(shell.fixture.hostProcess?.processIdentifier)
+        kill(pid, SIGSTOP)
+        var frozen = true
+        defer { if frozen { kill(pid, SIGCONT) } }
+
+        // The tap's call waits for the host (30 s); the shell goes on meanwhile: each step answers within seconds.
+        let clock = ContinuousClock()
+        let tapped = clock.now
+        try await shell.drive("click", "Tap for red", "--role", "push button", "--timeout", "3")
+        try await shell.xdotool("mousemove", "--sync", "\(red.x + 30)", "\(red.y + 30)", "click", "3")
+        try await shell.drive("find", "Remove Widget", "--role", "menu item", "--timeout", "3")
+        try await shell.press("Escape")
+        try await shell.drive("gone", "Remove Widget", "--timeout", "3")
+        try await shell.drive("click", "Delivery 10 min", "--role", "push button", "--button", "3", "--timeout", "3")
+        try await shell.drive("find", "Arriving in 10 min", "--role", "label", "--timeout", "3")
+        try await shell.press("Escape")
+        try await shell.drive("gone", "Arriving in 10 min", "--timeout", "3")
+        let answered = clock.now - tapped
+        #expect(answered < .seconds(20), "the shell took \(answered) for a menu and a popup while the host was stopped")
+
+        // The call times out: the widget tells the person nothing opened, and why.
+        try await shell.drive("find", "WidgetHost did not answer", "--role", "label", "--timeout", "40")
+        #expect(clock.now - tapped > .seconds(25), "shown only once the call timed out")
+        #expect(!shell.records().contains { $0["call"] as? String == "open" }, "the stopped host sent nothing: \(shell.records())")
+
+        // Running again, the host is followed as before: new content is drawn, and a tap reaches the app.
+        kill(pid, SIGCONT)
+        frozen = false
+        try await shell.app.setContent(widget, try exampleFile("tap-me/green.json"))
+        try await shell.drive("click", "Tap for green", "--role", "push button", "--timeout", "5")
+        _ = try await shell.waitForRecord { ($0["uris"] as? [String]) == ["tap-me-widget://show-green"] }
+        try await shell.expectNoExtensionErrors()
+    }
+}
