@@ -828,4 +828,38 @@ extension GnomeShellTests {
         _ = try await shell.waitForRecord { ($0["uris"] as? [String]) == ["tap-me-widget://show-green"] }
         try await shell.expectNoExtensionErrors()
     }
+
+    @Test("Widgets are in the wallpaper's layer, below every window: an ordinary window over a widget hides it on the screen and takes the click there, which taps nothing; the window gone, the widget shows and taps again")
+    func belowWindows() async throws {
+        let shell = try await ShellSession.start()
+        defer { shell.stop() }
+        try await shell.place(##"{"type":"zstack","widgetURL":"tap-me-widget://show-red","children":[{"type":"color","color":"#ff0000"}]}"##)
+        let widget = try await shell.element("TapMeWidget", role: "push button")
+        let (x, y) = (widget.x + widget.width / 2, widget.y + widget.height / 2)
+        try await shell.drive("park")
+        #expect(shell.display.colour(x: x, y: y) == "#ff0000", "the widget is drawn: \(shell.display.colour(x: x, y: y) ?? "unreadable")")
+
+        // A maximized window, green, over the work area where the widget is.
+        let cover = try shell.fixture.launch(
+            "/usr/bin/python3", [repositoryRoot.appendingPathComponent("Tests/Fixtures/gnome-shell/cover_window.py").path, "#00ff00"],
+            environment: shell.environment.merging(["GDK_BACKEND": "x11"]) { _, new in new })
+        defer { endProcess(cover.process) }
+        #expect(await eventually(timeout: 15) { cover.printed().contains("shown") }, "\(cover.printed())")
+        #expect(await eventually(timeout: 5) { shell.display.colour(x: x, y: y) == "#00ff00" },
+            "the window hides the widget: the screen is \(shell.display.colour(x: x, y: y) ?? "unreadable") at its centre")
+        try await shell.drive("clickat", "\(x)", "\(y)")
+        #expect(await eventually(timeout: 5) { cover.printed().contains("pressed") }, "the window takes the click: \(cover.printed())")
+        try await Task.sleep(for: .seconds(1))
+        #expect(!shell.records().contains { $0["call"] as? String == "open" }, "a click on the window taps no widget: \(shell.records())")
+
+        // The window gone, the widget is on the screen again (the pointer, which Xvfb draws, off
+        // it), and a click there taps it.
+        endProcess(cover.process)
+        try await shell.drive("park")
+        #expect(await eventually(timeout: 5) { shell.display.colour(x: x, y: y) == "#ff0000" },
+            "the widget shows again: \(shell.display.colour(x: x, y: y) ?? "unreadable")")
+        try await shell.drive("clickat", "\(x)", "\(y)")
+        _ = try await shell.waitForRecord { ($0["uris"] as? [String]) == ["tap-me-widget://show-red"] }
+        try await shell.expectNoExtensionErrors()
+    }
 }
