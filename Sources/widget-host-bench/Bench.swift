@@ -23,6 +23,22 @@ struct Bench: AsyncParsableCommand {
         subcommands: [
             BindingBench.self, TapsBench.self, UpdatesBench.self, ScaleBench.self, ShellBench.self, PlasmaBench.self, RelayCommand.self,
         ])
+
+    /// A run ends what it started however it ends: its buses, hosts, relays
+    /// and desktops carry its mark, which an interrupt (Ctrl-C, SIGTERM,
+    /// SIGHUP) ends before the run exits; and an output nobody reads any
+    /// more (`| head`) fails the writes, not the run, whose own ends then run.
+    static func main() async {
+        guard getenv(Teardown.markVariable) == nil else { return await main(nil) }  // a relay this run started
+        signal(SIGPIPE, SIG_IGN)
+        let mark = "\(getpid())-\(UUID().uuidString.prefix(8))"
+        setenv(Teardown.markVariable, mark, 1)
+        let teardown = Teardown()
+        teardown.add { Teardown.killMarked(mark) }
+        let interrupts = teardown.onSignals([SIGINT, SIGTERM, SIGHUP])
+        await main(nil)
+        interrupts.forEach { $0.cancel() }
+    }
 }
 
 struct Stats {
