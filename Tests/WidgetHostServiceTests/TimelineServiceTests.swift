@@ -83,6 +83,33 @@ struct TimelineServiceTests {
         #expect((last?["context"] as? [String: Any])?["reason"] as? String == "configured")
     }
 
+    @Test("A reload after a button's action counts against the widget's daily budget: with the budget spent it waits for a slot")
+    func actionReloadsAreBudgeted() async throws {
+        let run = try await RangersRun.start(
+            environment: { _ in ["EMOJI_RANGERS_STEP": "600", "EMOJI_RANGERS_START_HEALTH": "40"] }, host: ["--daily-reload-budget", "2"])
+        defer { run.stop() }
+        let (fixture, renderer, record) = (run.fixture, run.renderer, run.record)
+        let widget = try await renderer.addWidget(Self.app, Self.kind, "systemSmall", ["hero": .string("spouty")])
+        #expect(await eventually { (try? await renderer.content(widget))?.contains("40%") == true })
+        func reasons() -> [String] {
+            fixture.records(record).compactMap { ($0["context"] as? [String: Any])?["reason"] as? String }
+        }
+
+        // "added" took the first slot, the first action's reload the second.
+        #expect(try await renderer.tap(widget, "supercharge").0 == "perform-action")
+        #expect(await eventually { reasons() == ["added", "action"] }, "\(reasons())")
+        #expect(await eventually { (try? await renderer.describeTimeline(widget))?["fetching"] == nil })
+        // The second action reaches the app, but its reload waits for a slot instead of asking the provider.
+        #expect(try await renderer.tap(widget, "supercharge").0 == "perform-action")
+        #expect(await eventually { fixture.records(record).count { $0["call"] as? String == "action" } == 2 })
+        // The reload is asked for once the delivery has ended, just after the tap's reply.
+        #expect(await eventually { (try? await renderer.describeTimeline(widget))?["waits_for_budget"] == .bool(true) })
+        let described = try await renderer.describeTimeline(widget)
+        #expect(described["budget_left"] == .uint32(0) && described["next_reload_reason"] == .string("action"), "\(described)")
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(reasons() == ["added", "action"], "no reload beyond the budget: \(reasons())")
+    }
+
     @Test("Dynamic options reach the caller from an app started by D-Bus activation; bad parameters are named errors")
     func dynamicOptions() async throws {
         let run = try await RangersRun.start(environment: { _ in ["EMOJI_RANGERS_LINGER": "1"] })
