@@ -52,7 +52,8 @@ public enum TapDiagnostic: String, Sendable, CaseIterable {
 public enum TapOutcome: Sendable, Equatable {
     case openURL(url: String, via: TapVia)
     case continueUserActivity(activityType: String, userInfo: [String: OptionValue])
-    case performAction(action: String, parameter: JSONValue?)
+    /// `toggleIsOn`: a toggle's new state, nil for a button (docs/delivery.md#platform-data-and-context).
+    case performAction(action: String, parameter: JSONValue?, toggleIsOn: Bool? = nil)
     case none(reason: NoTapReason)
 
     /// The outcomes' names on the bus.
@@ -178,7 +179,7 @@ public enum TapRule: String, Sendable, CaseIterable {
             tap.surface == .watch && tap.watchLaunches == false ? .none(reason: .watchLaunchNotSupported) : nil
         case .control:
             isHonoured(by: tap.capabilities)
-                ? tap.tapped(self).map { .performAction(action: $0.action ?? "", parameter: $0.actionParameter) } : nil
+                ? tap.tapped(self).map { .performAction(action: $0.action ?? "", parameter: $0.parameter, toggleIsOn: $0.isOnAfterTap) } : nil
         case .link:
             isHonoured(by: tap.capabilities) ? tap.tapped(self).map { .openURL(url: $0.url ?? "", via: .link) } : nil
         case .widgetURL:

@@ -92,24 +92,11 @@ public struct ViewElement: Sendable, Equatable {
     /// A toggle's state as the tree shows it: its `isOn` key, false when absent.
     public var isOn: Bool { if case .bool(let on)? = fields["isOn"] { on } else { false } }
 
-    /// What a tap on this control sends with its action (docs/widgets.md#resolution-rules, rule `control`).
-    ///
-    /// A button sends its `parameter`. A toggle sends its new state, the
-    /// opposite of ``isOn``: `true`/`false` alone when it has no `parameter`
-    /// (a GApplication's boolean action takes it as is); else an object with
-    /// `value` (the new state) and the parameter's own keys when the parameter
-    /// is an object, or the parameter under `parameter` when it is not.
-    public var actionParameter: JSONValue? {
-        guard type == "toggle" else { return parameter }
-        let value = JSONValue.bool(!isOn)
-        switch parameter {
-        case nil, .null?: return value
-        case .object(var fields)?:
-            fields["value"] = value
-            return .object(fields)
-        case let other?: return .object(["value": value, "parameter": other])
-        }
-    }
+    /// What a tap on this toggle turns it to, the opposite of ``isOn``; nil
+    /// for any other element (docs/widgets.md#toggles). It travels beside the
+    /// action's parameter, which a toggle sends as given like a button, so an
+    /// app's action takes the same parameter whichever control performs it.
+    public var isOnAfterTap: Bool? { type == "toggle" ? !isOn : nil }
     public var isLink: Bool { type == "link" }
 }
 

@@ -612,7 +612,7 @@ final class ShellSession: ScreenSession, GnomeShellSession, @unchecked Sendable 
         var display: VirtualDisplay?
         var shell: Launched?
         do {
-            let record = try fixture.installTapMe(environment: ["WIDGETHOST_TEST_ACTIONS": "refresh,toggle-light:b"])
+            let record = try fixture.installTapMe(environment: ["WIDGETHOST_TEST_ACTIONS": "refresh,toggle-light"])
             let rangersRecord = try rangers.map { try fixture.installEmojiRangers($0) }
             let prepared = try await fixture.prepareGnomeShell()
             systemBus = prepared.systemBus
