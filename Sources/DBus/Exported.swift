@@ -431,7 +431,7 @@ final class ObjectServer: Sendable {
     /// are walked: each object's properties are read and written into the
     /// message in turn, so a reply listing many objects is held once, as the
     /// message's bytes, never first as values.
-    func writeManagedObjects(under manager: String, into writer: inout BodyWriter) throws {
+    func writeManagedObjects(under manager: String, into writer: inout MessageWriter) throws {
         // The objects are taken by parent and last element, without building
         // their paths: the objects below a parent are below the manager when
         // the parent is the manager or lies below it.
@@ -442,22 +442,22 @@ final class ObjectServer: Sendable {
         }
         // By path: beside each other, the paths of one parent sort as their last elements do.
         objects.sort { a, b in a.parent == b.parent ? a.leaf < b.leaf : Self.join(a.parent, a.leaf) < Self.join(b.parent, b.leaf) }
-        try writer.openArray(of: "{oa{sa{sv}}}")
-        for object in objects {
-            let path = Self.join(object.parent, object.leaf)
-            try writer.openEntry()
-            try writer.append(.objectPath(path))
-            try writer.openArray(of: "{sa{sv}}")
-            for interface in object.interfaces {
-                try writer.openEntry()
-                try writer.append(.string(interface.description.name))
-                try writer.append(interface.values(at: path))
-                try writer.close()
+        try writer.appendArray(of: "{oa{sa{sv}}}") { entries in
+            for object in objects {
+                let path = Self.join(object.parent, object.leaf)
+                try entries.appendDictEntry { entry in
+                    try entry.append(objectPath: path)
+                    try entry.appendArray(of: "{sa{sv}}") { interfaces in
+                        for interface in object.interfaces {
+                            try interfaces.appendDictEntry { properties in
+                                try properties.append(interface.description.name)
+                                try properties.append(value: interface.values(at: path))
+                            }
+                        }
+                    }
+                }
             }
-            try writer.close()
-            try writer.close()
         }
-        try writer.close()
     }
 
     static func interfacesAndProperties(_ interfaces: [ExportedInterface], at path: String) -> DBusValue {
@@ -619,7 +619,8 @@ final class ObjectServer: Sendable {
         let reply: Message
         let bytes: Int
         do {
-            (reply, bytes) = try message.makeReturn { try writeManagedObjects(under: manager, into: &$0) }
+            reply = try message.makeReturn()
+            bytes = try reply.write { try writeManagedObjects(under: manager, into: &$0) }
         } catch {
             let error = Reply.unsendable("\(StandardInterfaces.objectManager).\(StandardInterfaces.getManagedObjects)", error)
             if let reply = message.makeError(error) { try? connection.send(reply) }

@@ -4,7 +4,10 @@ import CDBus
 /// with no `DBusValue` built for them: what generated code writes calls,
 /// replies and signals with (docs/interfaces.md). A value whose type is only
 /// known at run time (a variant's content, the values of an `a{sv}`) is
-/// written from its `DBusValue`.
+/// written from its `DBusValue`. A reply of any size is written as it is
+/// walked, each container as its content is read: `GetManagedObjects` of a
+/// hundred thousand objects exists once, as the message's bytes, never first
+/// as a tree of values.
 ///
 /// Every value is checked as ``Message/append(_:)`` checks it — no NUL in a
 /// string, a valid object path or signature, D-Bus's limits on arrays, on the
@@ -164,9 +167,11 @@ public struct MessageWriter {
     /// A string, object path or signature whose bytes start at `start`.
     private mutating func text(_ value: String, _ type: Int32, at start: Int) throws {
         try take(UInt8(type))
+        let end = start + value.utf8.count + 1
+        try Marshal.checkBody(end)
         try added(signature: 1)
         guard Marshal.appendString(value, type, &iter) else { throw DBusError.noMemory }
-        offset = start + value.utf8.count + 1
+        offset = end
     }
 
     // MARK: Trees
@@ -177,6 +182,7 @@ public struct MessageWriter {
         try take(value.signature) { value.match($0, &$1) }
         if expected == nil, nesting.arrays + nesting.structs > 0 { try checkNesting(value.signature) }
         let end = try Marshal.check(value, depth: nesting.depth, at: offset)
+        try Marshal.checkBody(end)
         try added(signature: value.signatureLength)
         guard Marshal.append(value, &iter) else { throw DBusError.noMemory }
         offset = end
@@ -187,6 +193,7 @@ public struct MessageWriter {
         try Marshal.checkType(content)
         try take(UInt8(ascii: "v"))
         let end = try Marshal.check(content, depth: nesting.depth + 1, at: offset + 1 + content.signatureLength + 1)
+        try Marshal.checkBody(end)
         try added(signature: 1)
         guard Marshal.container(TypeCode.variant, content.signature, &iter, { Marshal.append(content, &$0) }) else {
             throw DBusError.noMemory
@@ -402,16 +409,16 @@ public struct MessageWriter {
 
 extension Message {
     /// Lets `body` write this new message's arguments, then checks the body's
-    /// size against D-Bus's limit. A throw leaves a message to drop.
-    func write(_ body: (inout MessageWriter) throws -> Void) throws {
+    /// size against D-Bus's limit; returns the body's length. A throw leaves
+    /// a message to drop.
+    @discardableResult
+    func write(_ body: (inout MessageWriter) throws -> Void) throws -> Int {
         var writer = MessageWriter(body: self)
         try body(&writer)
-        // A peer (dbus-daemon first) drops the connection that sends a message
-        // over the limits, so the sender must refuse it here.
-        guard writer.offset <= MessageLimits.maxBodyBytes else {
-            throw DBusError.limitsExceeded(
-                "the message body would be \(writer.offset) bytes; D-Bus allows at most \(MessageLimits.maxMessageBytes) bytes in one message")
-        }
+        // Strings and values of any size stop the writing once they pass the
+        // limit; numbers and padding, a few bytes each, are counted here.
+        try Marshal.checkBody(writer.offset)
+        return writer.offset
     }
 }
 

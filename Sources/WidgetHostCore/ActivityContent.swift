@@ -55,31 +55,41 @@ public struct ActivityContent: Sendable, Equatable {
     /// The activity-level `widgetURL`: what a tap opens when the tapped
     /// presentation's tree has no `widgetURL` of its own.
     public private(set) var widgetURL: String?
-    /// The `lockScreen` tree.
-    public private(set) var lockScreen: ViewTree
-    /// The `compactLeading` tree.
-    public private(set) var compactLeading: ViewTree
-    /// The `compactTrailing` tree.
-    public private(set) var compactTrailing: ViewTree
-    /// The `minimal` tree.
-    public private(set) var minimal: ViewTree
-    /// The `expanded` tree.
-    public private(set) var expanded: ViewTree
     /// The JSON text as given: the `Content` property of the activity's object.
+    /// It is all that is kept: the trees are read from it when a tap asks for
+    /// one, as an update (up to the app's rate, many a second) need not write
+    /// out five trees of its own that a tap (one now and then) can read.
     public private(set) var json: String
 
     /// The keys the content object may have: `widgetURL` and the presentations.
     public static let allowedKeys: [String] = ["widgetURL"] + ActivityPresentation.allCases.map(\.rawValue)
 
-    /// The tree of `presentation`.
+    /// The `lockScreen` tree.
+    public var lockScreen: ViewTree { tree(for: .lockScreen) }
+    /// The `compactLeading` tree.
+    public var compactLeading: ViewTree { tree(for: .compactLeading) }
+    /// The `compactTrailing` tree.
+    public var compactTrailing: ViewTree { tree(for: .compactTrailing) }
+    /// The `minimal` tree.
+    public var minimal: ViewTree { tree(for: .minimal) }
+    /// The `expanded` tree.
+    public var expanded: ViewTree { tree(for: .expanded) }
+
+    /// The tree of `presentation`, as its own JSON text.
     public func tree(for presentation: ActivityPresentation) -> ViewTree {
-        switch presentation {
-        case .lockScreen: lockScreen
-        case .compactLeading: compactLeading
-        case .compactTrailing: compactTrailing
-        case .minimal: minimal
-        case .expanded: expanded
-        }
+        ViewTree(validated: subtree(presentation)?.jsonText ?? "{}")
+    }
+
+    /// The root element of `presentation`'s tree, read from the content once.
+    public func root(for presentation: ActivityPresentation) -> ViewElement {
+        ViewTree.root(of: subtree(presentation) ?? .object([:]))
+    }
+
+    /// `presentation`'s tree as decoded from ``json``: text that was validated
+    /// when the content was made, read leniently as a restore reads it.
+    private func subtree(_ presentation: ActivityPresentation) -> JSONValue? {
+        guard case .object(let top)? = try? JSONValue.decode(json, lenient: true).value else { return nil }
+        return top[presentation.rawValue]
     }
 
     /// The URL a tap on the background of `presentation` opens by the rules
@@ -89,7 +99,7 @@ public struct ActivityContent: Sendable, Equatable {
     /// In `compactLeading`, `compactTrailing` and `minimal`, which honour neither
     /// links nor controls, this is what every tap opens.
     public func defaultURL(for presentation: ActivityPresentation) -> String? {
-        Self.defaultURL(for: presentation, root: tree(for: presentation).root, activityURL: widgetURL)
+        Self.defaultURL(for: presentation, root: root(for: presentation), activityURL: widgetURL)
     }
 
     /// ``defaultURL(for:)`` of a presentation whose tree's root is `root`.
@@ -162,22 +172,17 @@ public struct ActivityContent: Sendable, Equatable {
         }
 
         var count = 0
-        func parsed(_ presentation: ActivityPresentation) throws(HostError) -> (tree: ViewTree, root: ViewElement) {
-            let subtree = top[presentation.rawValue]!
-            return try ViewTree.parse(
-                value: subtree, json: subtree.jsonText, at: "$.\(presentation.rawValue)", limits: limits, count: &count)
-        }
+        var roots: [ActivityPresentation: ViewElement] = [:]
         // In the order of `allCases`, which the elements are counted and the errors found in.
-        let lockScreen = try parsed(.lockScreen), compactLeading = try parsed(.compactLeading)
-        let compactTrailing = try parsed(.compactTrailing), minimal = try parsed(.minimal), expanded = try parsed(.expanded)
+        for presentation in ActivityPresentation.allCases {
+            roots[presentation] = try ViewTree.root(of: top[presentation.rawValue]!, at: "$.\(presentation.rawValue)", limits: limits, count: &count)
+        }
         // The compact trees' elements, as validation just built them: read
-        // from the trees' text, both would be parsed and validated again.
+        // from the content's text, both would be parsed and validated again.
         try checkCompactConsistency(
-            leading: defaultURL(for: .compactLeading, root: compactLeading.root, activityURL: widgetURL),
-            trailing: defaultURL(for: .compactTrailing, root: compactTrailing.root, activityURL: widgetURL))
-        return ActivityContent(
-            widgetURL: widgetURL, lockScreen: lockScreen.tree, compactLeading: compactLeading.tree, compactTrailing: compactTrailing.tree,
-            minimal: minimal.tree, expanded: expanded.tree, json: json)
+            leading: defaultURL(for: .compactLeading, root: roots[.compactLeading]!, activityURL: widgetURL),
+            trailing: defaultURL(for: .compactTrailing, root: roots[.compactTrailing]!, activityURL: widgetURL))
+        return ActivityContent(widgetURL: widgetURL, json: json)
     }
 
     /// Checks that `compactLeading` and `compactTrailing` do not open different URLs.

@@ -24,7 +24,7 @@ public enum ActivityTapRules {
         presentation: ActivityPresentation, elementID: String, surface: Surface, activity: LiveActivity, app: AppOptions,
         now: Date
     ) throws(HostError) -> TapResolution {
-        guard let tapped = TappedTree(elementID, in: activity.content.tree(for: presentation).root) else {
+        guard let tapped = TappedTree(elementID, in: activity.content.root(for: presentation)) else {
             throw .unknownElement(
                 "Live Activity \(activity.id) has no element with id '\(elementID)' in its \(presentation.rawValue) presentation; report the id of an element in that presentation's tree, or \"\" for the background")
         }

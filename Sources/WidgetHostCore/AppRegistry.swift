@@ -30,10 +30,10 @@ public struct KnownApp: Sendable, Equatable {
     /// Whether a connection holds a live registration of the app.
     public var isRegistered: Bool { registeredBy != nil }
 
-    /// The bus name a delivery goes to (README, "Identity"): for protocol
-    /// `freedesktop` the app's own well-known name — its owner, or started by
-    /// D-Bus activation — whoever registered; for `widgethost` the registering
-    /// connection, which owned that name when it registered.
+    /// The bus name a delivery goes to (docs/apps.md#identity-who-may-act-for-an-app): for
+    /// protocol `freedesktop` the app's own well-known name — its owner, or
+    /// started by D-Bus activation — whoever registered; for `widgethost` the
+    /// registering connection, which owned that name when it registered.
     public var deliveryDestination: String {
         switch options.appProtocol {
         case .freedesktop: id
@@ -93,7 +93,7 @@ public struct AppRegistry: Sendable {
     }
 
     /// Makes `owner` the live handler of `appID` with the given `RegisterApp`
-    /// options, by the rules of the README's "Identity" section:
+    /// options, by the rules of docs/apps.md#identity-who-may-act-for-an-app:
     ///
     /// - `identity` is what the kernel says `owner`'s process is: a sandboxed
     ///   caller registers only its own id or ids below it.

@@ -1,5 +1,6 @@
 /// Who a bus connection's process is, as the kernel says, never as the caller
-/// claims: the identity xdg-desktop-portal gives its callers (README, "Identity").
+/// claims: the identity xdg-desktop-portal gives its callers
+/// (docs/apps.md#identity-who-may-act-for-an-app).
 ///
 /// A sandboxed caller acts only for its own app id or an id below it (`<id>.*`,
 /// as Flatpak lets an app own those bus names). An unsandboxed caller has no

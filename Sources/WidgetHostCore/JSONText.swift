@@ -146,23 +146,28 @@ struct JSONParser {
     private mutating func object(depth: Int) throws(JSONSyntaxError) -> JSONValue {
         guard depth <= Self.maxDepth else { throw fail("the text nests deeper than \(Self.maxDepth) levels") }
         at += 1
-        var fields: [String: JSONValue] = [:]
         skipSpace()
-        if peek(UInt8(ascii: "}")) { return .object(fields) }
+        if peek(UInt8(ascii: "}")) { return .object([:]) }
+        // Room for an element's few keys at once: growing by one rehashes every key.
+        var fields = [String: JSONValue](minimumCapacity: 4)
         while true {
             skipSpace()
             guard at < bytes.count, bytes[at] == UInt8(ascii: "\"") else {
                 throw fail("expected a key in double quotes, found \(found)")
             }
             let key = try string()
-            let twice = fields[key] != nil
-            if twice { duplicates.append(JSONDuplicateKey(path: pathText, key: key)) }
             skipSpace()
             guard peek(UInt8(ascii: ":")) else { throw fail("expected ':' after the key \"\(Validate.prefix(key, 32))\", found \(found)") }
             path.append(.key(key))
+            let mark = duplicates.count
             let item = try value(depth: depth)
             path.removeLast()
-            if !twice { fields[key] = item }
+            // One lookup for the common case; a key given twice keeps its first value,
+            // and is listed before the keys its second value repeats.
+            if let first = fields.updateValue(item, forKey: key) {
+                fields[key] = first
+                duplicates.insert(JSONDuplicateKey(path: pathText, key: key), at: mark)
+            }
             skipSpace()
             if peek(UInt8(ascii: "}")) { return .object(fields) }
             guard peek(UInt8(ascii: ",")) else { throw fail("expected ',' or '}' after a value in an object, found \(found)") }

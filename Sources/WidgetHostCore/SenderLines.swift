@@ -1,5 +1,5 @@
 /// Each sender's calls, run in the order it sent them, and what is known of
-/// each sender while it is on the bus (README, "Identity").
+/// each sender while it is on the bus (docs/apps.md#identity-who-may-act-for-an-app).
 ///
 /// The host serves every sender on one thread, the executor. The contract:
 ///

@@ -135,8 +135,8 @@ enum TapIndex {
                 guard found else { continue }
                 tapped.control = action.map {
                     .init(
-                        action: string($0),
-                        parameter: ViewElement.actionParameter(toggle: kinds & isToggle != 0, isOn: kinds & isOn != 0, parameter: parameter.flatMap(decode)))
+                        action: string($0), parameter: parameter.flatMap(decode),
+                        isOnAfterTap: kinds & isToggle != 0 ? kinds & isOn == 0 : nil)
                 }
                 tapped.linkURL = url.map(string)
                 return tapped

@@ -52,7 +52,8 @@ public enum TapDiagnostic: String, Sendable, CaseIterable {
 public enum TapOutcome: Sendable, Equatable {
     case openURL(url: String, via: TapVia)
     case continueUserActivity(activityType: String, userInfo: [String: OptionValue])
-    case performAction(action: String, parameter: JSONValue?)
+    /// `toggleIsOn`: a toggle's new state, nil for a button (docs/delivery.md#platform-data-and-context).
+    case performAction(action: String, parameter: JSONValue?, toggleIsOn: Bool? = nil)
     case none(reason: NoTapReason)
 
     /// The outcomes' names on the bus.
@@ -102,12 +103,15 @@ public struct TappedTree: Sendable, Equatable {
     /// What a tapped `button` or `toggle` runs.
     public struct Control: Sendable, Equatable {
         public var action: String
-        /// What it sends with its action (``ViewElement/actionParameter``).
+        /// What it sends with its action: its `parameter`, as the tree gives it.
         public var parameter: JSONValue?
+        /// What a toggle turns to (``ViewElement/isOnAfterTap``); nil for a button.
+        public var isOnAfterTap: Bool?
 
-        public init(action: String, parameter: JSONValue?) {
+        public init(action: String, parameter: JSONValue?, isOnAfterTap: Bool? = nil) {
             self.action = action
             self.parameter = parameter
+            self.isOnAfterTap = isOnAfterTap
         }
     }
 
@@ -147,7 +151,7 @@ public struct TappedTree: Sendable, Equatable {
 
 extension TappedTree.Control {
     /// What tapping `control` (a `button` or `toggle`) runs.
-    init(_ control: ViewElement) { self.init(action: control.action ?? "", parameter: control.actionParameter) }
+    init(_ control: ViewElement) { self.init(action: control.action ?? "", parameter: control.parameter, isOnAfterTap: control.isOnAfterTap) }
 }
 
 /// A hit-tested tap: everything the rules read.
@@ -225,7 +229,8 @@ public enum TapRule: String, Sendable, CaseIterable {
         case .watch:
             tap.surface == .watch && tap.watchLaunches == false ? .none(reason: .watchLaunchNotSupported) : nil
         case .control:
-            isHonoured(by: tap.capabilities) ? tap.tapped.control.map { .performAction(action: $0.action, parameter: $0.parameter) } : nil
+            isHonoured(by: tap.capabilities)
+                ? tap.tapped.control.map { .performAction(action: $0.action, parameter: $0.parameter, toggleIsOn: $0.isOnAfterTap) } : nil
         case .link:
             isHonoured(by: tap.capabilities) ? tap.tapped.linkURL.map { .openURL(url: $0, via: .link) } : nil
         case .widgetURL:

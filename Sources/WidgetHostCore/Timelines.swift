@@ -16,16 +16,15 @@ import Foundation
 ///
 /// Each widget may be reloaded ``TimelineOptions/dailyBudget`` times in a
 /// sliding ``TimelineOptions/budgetWindow`` (70 in 24 h by default). A reload
-/// is *exempt* — it neither needs nor takes a slot — when:
-/// - it is ``appRequested`` and the app holds a live registration (docs/timelines.md#reload-budget);
-/// - it is ``action``: the user just interacted with the widget, and WidgetKit
-///   likewise does not charge reloads that follow an interaction. The reload is
-///   what makes the tapped control show its new state, so withholding it would
-///   leave the widget visibly wrong.
+/// is *exempt* — it neither needs nor takes a slot — only when it is
+/// ``appRequested`` and the app holds a live registration (docs/timelines.md#reload-budget).
 ///
 /// Everything else is budgeted: ``added`` (a new widget's window is empty, so it
-/// always runs), ``configured``, ``policy``, ``requested``, and ``appRequested``
-/// from an app without a live registration. A ``retry`` inherits the standing of the reload
+/// always runs), ``configured``, ``policy``, ``requested``, ``action`` (taps are
+/// anyone's to make, so a renderer tapping a control in a loop could otherwise
+/// make the host call the app's provider without end; an app that wants its
+/// widget to show an action's result at once reloads it itself while
+/// registered), and ``appRequested`` from an app without a live registration. A ``retry`` inherits the standing of the reload
 /// that failed. A budgeted reload that finds the budget spent is deferred, never
 /// dropped: the engine fetches it when the window frees a slot.
 public enum ReloadReason: String, Sendable, CaseIterable {
@@ -50,13 +49,12 @@ public enum ReloadReason: String, Sendable, CaseIterable {
     ///
     /// - Parameter appIsLive: whether the widget's app holds a live registration
     ///   (`RegisterApp` on a connection that is still open). Only ``appRequested`` looks at it.
-    /// - Returns: `true` for ``action``, `appIsLive` for ``appRequested``, `false` otherwise.
+    /// - Returns: `appIsLive` for ``appRequested``, `false` otherwise.
     ///   (A ``retry`` takes the standing of the reload it repeats; this answers `false` for it.)
     public func isBudgetExempt(appIsLive: Bool) -> Bool {
         switch self {
-        case .action: true
         case .appRequested: appIsLive
-        case .added, .configured, .policy, .retry, .requested: false
+        case .added, .configured, .policy, .action, .retry, .requested: false
         }
     }
 

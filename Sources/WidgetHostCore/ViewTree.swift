@@ -92,27 +92,11 @@ public struct ViewElement: Sendable, Equatable {
     /// A toggle's state as the tree shows it: its `isOn` key, false when absent.
     public var isOn: Bool { if case .bool(let on)? = fields["isOn"] { on } else { false } }
 
-    /// What a tap on this control sends with its action (docs/widgets.md#resolution-rules, rule `control`).
-    ///
-    /// A button sends its `parameter`. A toggle sends its new state, the
-    /// opposite of ``isOn``: `true`/`false` alone when it has no `parameter`
-    /// (a GApplication's boolean action takes it as is); else an object with
-    /// `value` (the new state) and the parameter's own keys when the parameter
-    /// is an object, or the parameter under `parameter` when it is not.
-    public var actionParameter: JSONValue? { Self.actionParameter(toggle: type == "toggle", isOn: isOn, parameter: parameter) }
-
-    /// ``actionParameter`` of a control that is a toggle or not, showing `isOn`, with `parameter`.
-    static func actionParameter(toggle: Bool, isOn: Bool, parameter: JSONValue?) -> JSONValue? {
-        guard toggle else { return parameter }
-        let value = JSONValue.bool(!isOn)
-        switch parameter {
-        case nil, .null?: return value
-        case .object(var fields)?:
-            fields["value"] = value
-            return .object(fields)
-        case let other?: return .object(["value": value, "parameter": other])
-        }
-    }
+    /// What a tap on this toggle turns it to, the opposite of ``isOn``; nil
+    /// for any other element (docs/widgets.md#toggles). It travels beside the
+    /// action's parameter, which a toggle sends as given like a button, so an
+    /// app's action takes the same parameter whichever control performs it.
+    public var isOnAfterTap: Bool? { type == "toggle" ? !isOn : nil }
     public var isLink: Bool { type == "link" }
 }
 
@@ -158,18 +142,33 @@ public struct ViewTree: Sendable, Equatable {
 
     /// The root element, parsed from ``json``; read it once per use.
     public var root: ViewElement {
+        Self.root(of: (try? JSONValue.decode(json, lenient: true).value) ?? .object([:]))
+    }
+
+    /// The root element of a tree decoded from validated text.
+    static func root(of value: JSONValue) -> ViewElement {
         // Parsed as it was accepted: a tree a linter or a restore took while
         // recovering from a problem reads back the same way.
         var problems: [ContentProblem]? = []
         var ids = Set<String>()
         var count = 0
-        guard let value = try? JSONValue.decode(json, lenient: true).value,
-            let root = try? Self.element(value, at: "$", depth: 1, limits: .stored, ids: &ids, count: &count, problems: &problems)
-        else {
+        var path = ElementPath("$")
+        guard let root = try? Self.element(value, at: &path, depth: 1, limits: .stored, ids: &ids, count: &count, problems: &problems) else {
             // Unreachable: only validated text makes a ViewTree.
             return ViewElement(type: "vstack", id: nil, children: [], widgetURL: nil, fields: [:])
         }
         return root
+    }
+
+    /// Validates an already decoded tree whose root sits at `path` (`"$.lockScreen"`
+    /// inside a Live Activity's content) and returns its root element. `count`
+    /// carries the number of elements seen so far, so that several trees of one
+    /// document share ``ViewTreeLimits/maxElements``.
+    static func root(of value: JSONValue, at path: String, limits: ViewTreeLimits, count: inout Int) throws(HostError) -> ViewElement {
+        var strict: [ContentProblem]? = nil
+        var ids = Set<String>()
+        var path = ElementPath(path)
+        return try element(value, at: &path, depth: 1, limits: limits, ids: &ids, count: &count, problems: &strict)
     }
 
     /// Text already validated: by ``parse(_:limits:)``, or before the host
@@ -224,28 +223,9 @@ public struct ViewTree: Sendable, Equatable {
             throw .invalidContent("content is not valid JSON (\(error)); send a JSON object such as {\"type\":\"text\"}")
         }
         for duplicate in duplicates { try report(.invalidContent(duplicate.message(in: "content")), .duplicateKey, &problems) }
-        var count = 0
-        return try parse(value: value, json: json, at: "$", limits: limits, count: &count, problems: &problems)
-    }
-
-    /// Validates an already decoded tree whose root sits at `path` (`"$"` for a
-    /// whole document, `"$.lockScreen"` inside a Live Activity's content); `json`
-    /// becomes the tree's ``json``. `count` carries the number of elements seen so
-    /// far, so that several trees of one document share ``ViewTreeLimits/maxElements``.
-    /// Returns the root element validation built too, for a caller that reads
-    /// it at once: ``root`` would parse the text again.
-    static func parse(
-        value: JSONValue, json: String, at path: String, limits: ViewTreeLimits, count: inout Int
-    ) throws(HostError) -> (tree: ViewTree, root: ViewElement) {
-        var strict: [ContentProblem]? = nil
-        return try parse(value: value, json: json, at: path, limits: limits, count: &count, problems: &strict)
-    }
-
-    private static func parse(
-        value: JSONValue, json: String, at path: String, limits: ViewTreeLimits, count: inout Int, problems: inout [ContentProblem]?
-    ) throws(HostError) -> (tree: ViewTree, root: ViewElement) {
-        var ids = Set<String>()
-        let root = try element(value, at: path, depth: 1, limits: limits, ids: &ids, count: &count, problems: &problems)
+        var count = 0, ids = Set<String>()
+        var path = ElementPath("$")
+        let root = try element(value, at: &path, depth: 1, limits: limits, ids: &ids, count: &count, problems: &problems)
         return (ViewTree(validated: json), root)
     }
 
@@ -276,8 +256,18 @@ public struct ViewTree: Sendable, Equatable {
         problems!.append(ContentProblem(code: code, error: error))
     }
 
+    /// Where an element is, written out only for a message: validation
+    /// passes every element, and building each one's path text cost more
+    /// than checking it.
+    private struct ElementPath: CustomStringConvertible {
+        let root: String
+        var indices: [Int] = []
+        init(_ root: String) { self.root = root }
+        var description: String { indices.reduce(root) { $0 + ".children[\($1)]" } }
+    }
+
     private static func element(
-        _ value: JSONValue, at path: String, depth: Int, limits: ViewTreeLimits, ids: inout Set<String>, count: inout Int,
+        _ value: JSONValue, at path: inout ElementPath, depth: Int, limits: ViewTreeLimits, ids: inout Set<String>, count: inout Int,
         problems: inout [ContentProblem]?
     ) throws(HostError) -> ViewElement {
         guard case .object(let fields) = value else {
@@ -306,7 +296,7 @@ public struct ViewTree: Sendable, Equatable {
                     .duplicateID, &problems)
             }
         }
-        let label = id.map { "\(path) (\(type) '\($0)')" } ?? "\(path) (\(type))"
+        var label: String { id.map { "\(path) (\(type) '\($0)')" } ?? "\(path) (\(type))" }
         var widgetURL: String?
         if let raw = fields["widgetURL"] {
             guard case .string(let s) = raw else { throw .invalidContent("\(label): \"widgetURL\" must be a string") }
@@ -336,11 +326,11 @@ public struct ViewTree: Sendable, Equatable {
         var children: [ViewElement] = []
         if let raw = fields["children"] {
             guard case .array(let items) = raw else { throw .invalidContent("\(label): \"children\" must be an array of elements") }
+            children.reserveCapacity(items.count)
             for (index, item) in items.enumerated() {
-                children.append(
-                    try element(
-                        item, at: "\(path).children[\(index)]", depth: depth + 1, limits: limits, ids: &ids, count: &count,
-                        problems: &problems))
+                path.indices.append(index)
+                children.append(try element(item, at: &path, depth: depth + 1, limits: limits, ids: &ids, count: &count, problems: &problems))
+                path.indices.removeLast()
             }
         }
         return ViewElement(type: type, id: id, children: children, widgetURL: widgetURL, fields: fields)

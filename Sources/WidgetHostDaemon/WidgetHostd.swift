@@ -44,7 +44,7 @@ public struct WidgetHostd: AsyncParsableCommand {
     @Option(help: "Seconds a provider call (GetTimeline, ProvideOptions) waits for the app's answer (decimals allowed).")
     var providerTimeout = HostDefaults.providerTimeout
 
-    @Option(help: "Timeline reloads each widget may have in a sliding 24 hours (reloads the app asks for while registered, and reloads after an action, do not count).")
+    @Option(help: "Timeline reloads each widget may have in a sliding 24 hours (only reloads the app asks for while registered do not count; reloads after an action do).")
     var dailyReloadBudget = HostDefaults.dailyReloadBudget
 
     @Option(help: "The fewest seconds between a timeline's arrival and the reload its policy asks for.")

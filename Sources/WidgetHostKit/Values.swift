@@ -31,6 +31,8 @@ public struct TapResult: Sendable, Equatable {
     /// For `perform-action`.
     public var action: String?
     public var parameter: OptionValue?
+    /// For a toggle's `perform-action`: the state the tap turns it to.
+    public var toggleIsOn: Bool?
     /// For `none`: why.
     public var reason: NoTapReason?
     /// What the rules noticed on the way.
@@ -54,6 +56,7 @@ public struct TapResult: Sendable, Equatable {
         if case .dict(let info)? = raw["user_info"] { userInfo = info } else { userInfo = [:] }
         action = raw["action"]?.stringValue
         parameter = raw["parameter"]
+        if case .bool(let on)? = raw["toggle_is_on"] { toggleIsOn = on }
         reason = raw["reason"]?.stringValue.flatMap(NoTapReason.init(rawValue:))
         diagnostics = (raw["diagnostics"]?.stringArrayValue ?? []).compactMap(TapDiagnostic.init(rawValue:))
     }
@@ -74,6 +77,9 @@ public struct DeliveryContext: Sendable, Equatable {
     public var surface: Surface?
     /// How a URL was chosen.
     public var via: TapVia?
+    /// For a toggle's action, the state the tap turns it to (the opposite of
+    /// the `isOn` it showed); nil for a button and every other delivery.
+    public var toggleIsOn: Bool?
 
     init(_ context: [String: OptionValue]) {
         activationToken = context["activation-token"]?.stringValue
@@ -87,6 +93,7 @@ public struct DeliveryContext: Sendable, Equatable {
         elementID = source["element_id"]?.stringValue
         surface = source["surface"]?.stringValue.flatMap(Surface.init(rawValue:))
         via = source["via"]?.stringValue.flatMap(TapVia.init(rawValue:))
+        if case .bool(let on)? = context["org.widgethost.toggle-is-on"] { toggleIsOn = on }
     }
 }
 

@@ -63,6 +63,7 @@ public final class WidgetHostApp: Sendable {
     }
 
     /// Called for a button's or toggle's action, like an App Intent's `perform()`; the app is not to raise a window.
+    /// The parameter is the control's own; a toggle's new state is the context's ``DeliveryContext/toggleIsOn``.
     public func onPerformAction(_ handler: @escaping @Sendable (String, OptionValue?, DeliveryContext) async throws -> Void) {
         state.withLock { $0.handlers.performAction = handler }
     }

@@ -22,6 +22,8 @@ struct Delivery: Sendable {
         // docs/delivery.md: the token travels with every delivery of a tap that gave one;
         // for a control's action the app is told not to raise itself (App1 docs).
         var platformData = Context(source: source, deadline: deadline, activationToken: activationToken.flatMap { $0.isEmpty ? nil : $0 })
+        // A toggle's new state travels beside its parameter, whichever the protocol.
+        if case .performAction(_, _, let toggleIsOn) = outcome { platformData.toggleIsOn = toggleIsOn }
         // Only the proxy the delivery uses is made.
         var application: FreedesktopApplication.Proxy { .init(connection, destination: destination, path: options.objectPath) }
         var app1: App1.Proxy { .init(connection, destination: destination, path: options.objectPath) }
@@ -38,7 +40,7 @@ struct Delivery: Sendable {
             }
             platformData.userActivity = .vardict(["activity_type": .string(type), "user_info": userInfo])
             return try application.activateMessage(platformData: platformData)
-        case (.freedesktop, .performAction(let action, let parameter)):
+        case (.freedesktop, .performAction(let action, let parameter, _)):
             // av: each element is a variant's content.
             let parameters = parameter.flatMap(Self.value).map { [$0] } ?? []
             return try application.activateActionMessage(actionName: action, parameter: parameters, platformData: platformData)
@@ -46,7 +48,7 @@ struct Delivery: Sendable {
             return try app1.openURLMessage(url: url, context: platformData)
         case (.widgethost, .continueUserActivity(let type, let info)):
             return try app1.continueUserActivityMessage(activityType: type, userInfo: info.mapValues(\.dbusValue), context: platformData)
-        case (.widgethost, .performAction(let action, let parameter)):
+        case (.widgethost, .performAction(let action, let parameter, _)):
             let value = parameter.flatMap(Self.value) ?? .array(element: "v", [])
             return try app1.performActionMessage(action: action, parameter: value, context: platformData)
         }
@@ -101,6 +103,9 @@ struct Delivery: Sendable {
         var source: TapSource
         var deadline: Int64
         var activationToken: String?
+        /// `org.widgethost.toggle-is-on`, for a toggle's action: the state the
+        /// tap turns it to, beside the parameter the toggle gives as is.
+        var toggleIsOn: Bool?
         /// `org.widgethost.user-activity`, for a user activity delivered by `Activate`.
         var userActivity: DBusValue?
 
@@ -112,6 +117,7 @@ struct Delivery: Sendable {
             }
             if deadline > 0 { try writer.appendEntry("org.widgethost.deadline", "x") { try $0.append(deadline) } }
             try writer.appendEntry("org.widgethost.source", "a{sv}") { try $0.appendVardict(source) }
+            if let toggleIsOn { try writer.appendEntry("org.widgethost.toggle-is-on", "b") { try $0.append(toggleIsOn) } }
             if let userActivity {
                 try writer.appendDictEntry { entry in
                     try entry.append("org.widgethost.user-activity")
@@ -175,9 +181,10 @@ struct Delivery: Sendable {
         case .continueUserActivity(let type, let info):
             details["activity_type"] = .string(type)
             details["user_info"] = .vardict(info.mapValues(\.dbusValue))
-        case .performAction(let action, let parameter):
+        case .performAction(let action, let parameter, let toggleIsOn):
             details["action"] = .string(action)
             if let value = parameter.flatMap(value) { details["parameter"] = value }
+            if let toggleIsOn { details["toggle_is_on"] = .bool(toggleIsOn) }
         case .none(let reason):
             details["reason"] = .string(reason.rawValue)
         }

@@ -3,9 +3,9 @@ import Dispatch
 import WidgetHostCore
 import WidgetHostSystem
 
-/// Who is calling (README, "Identity"): each connection's sandbox identity,
-/// read from the kernel once — on its first app-owned call, never on a tap —
-/// and cached until the connection leaves the bus.
+/// Who is calling (docs/apps.md#identity-who-may-act-for-an-app): each connection's
+/// sandbox identity, read from the kernel once — on its first app-owned call,
+/// never on a tap — and cached until the connection leaves the bus.
 ///
 /// A lookup needs the bus (`GetConnectionCredentials`) and the disk (`/proc`),
 /// so it never runs on the connection's thread; while it runs, it holds its

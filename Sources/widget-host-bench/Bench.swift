@@ -23,6 +23,22 @@ struct Bench: AsyncParsableCommand {
         subcommands: [
             BindingBench.self, TapsBench.self, UpdatesBench.self, ScaleBench.self, ShellBench.self, PlasmaBench.self, RelayCommand.self,
         ])
+
+    /// A run ends what it started however it ends: its buses, hosts, relays
+    /// and desktops carry its mark, which an interrupt (Ctrl-C, SIGTERM,
+    /// SIGHUP) ends before the run exits; and an output nobody reads any
+    /// more (`| head`) fails the writes, not the run, whose own ends then run.
+    static func main() async {
+        guard getenv(Teardown.markVariable) == nil else { return await main(nil) }  // a relay this run started
+        signal(SIGPIPE, SIG_IGN)
+        let mark = "\(getpid())-\(UUID().uuidString.prefix(8))"
+        setenv(Teardown.markVariable, mark, 1)
+        let teardown = Teardown()
+        teardown.add { Teardown.killMarked(mark) }
+        let interrupts = teardown.onSignals([SIGINT, SIGTERM, SIGHUP])
+        await main(nil)
+        interrupts.forEach { $0.cancel() }
+    }
 }
 
 struct Stats {
@@ -297,7 +313,7 @@ struct TapsBench: AsyncParsableCommand {
         // reading the same five messages per tap and doing nothing else, a
         // process of its own as the host is.
         let appName = app.uniqueName
-        let relay = try await onThread { try RelayProcess(address: bus.address, app: appName, adding: relayAllocations?.environment ?? [:]) }
+        let relay = try await onThread { try RelayProcess(address: bus.address, app: appName, widget: widget, adding: relayAllocations?.environment ?? [:]) }
         let relayName = relay.uniqueName
         defer { relay.stop() }
 
@@ -311,10 +327,18 @@ struct TapsBench: AsyncParsableCommand {
             try Host1Widget.Proxy(client, path: widget).tapMessage(elementID: "t", options: [:])
         }
         let relayTap: @Sendable () throws -> Message = {
-            try Host1Widget.Proxy(client, destination: relayName, path: DirectLibdbus.Relay.path).tapMessage(elementID: "t", options: [:])
+            try Host1Widget.Proxy(client, destination: relayName, path: widget).tapMessage(elementID: "t", options: [:])
         }
         func latency(_ n: Int, _ kinds: [@Sendable () throws -> Message]) async throws -> [Stats] {
             try await alternatingLatency(renderer, n, kinds)
+        }
+        // The relay writes what the host writes: the sizes of a delivery and a reply, each's.
+        let sizes = try await onThread {
+            try [tap, relayTap].map { make in
+                var reply = 0
+                let delivery = try app.bytesOfNextCall { reply = try renderer.replyBytes(make()) }
+                return (delivery: delivery, reply: reply)
+            }
         }
         let latencies = try await latency(count, [floorCall, tap, relayTap])
         let (floor, taps, relayLatency) = (latencies[0], latencies[1], latencies[2])
@@ -362,6 +386,7 @@ struct TapsBench: AsyncParsableCommand {
         row("ratio tap p50 / relay p50 (target ≤ 1.1)", String(format: "%8.3f", taps.p50 / relayLatency.p50))
         row("ratio host taps/s / relay taps/s (target ≥ 0.9)", String(format: "%8.3f", tapRate / relayRate))
         row("relay CPU per pipelined tap", us(relayCPUPerTap))
+        row("bytes of a delivery, a reply: host / relay", "\(sizes[0].delivery), \(sizes[0].reply) / \(sizes[1].delivery), \(sizes[1].reply)")
         row("ratio host CPU / relay CPU per tap (target ≤ 1.3)", String(format: "%8.3f", hostCPUPerTap / relayCPUPerTap))
         if counter != nil {
             row("host allocations per pipelined tap", String(format: "%8.1f", hostAllocationsPerTap))

@@ -9,11 +9,13 @@ import Glibc
 
 extension DirectLibdbus {
     /// The ceiling of a durable write: a libdbus server doing no work but what
-    /// acknowledging only what is on disk needs. Each `Echo` call is handed to
-    /// a writer thread, which appends a line per call and covers all that
-    /// arrived meanwhile with one `fdatasync` (group commit), then hands the
-    /// calls back to the connection's thread, which replies. Two thread
-    /// hand-offs and a sync, as in widget-hostd, and nothing else.
+    /// acknowledging only what is on disk needs. It is sent the host's own
+    /// calls (`SetContent`, `Update`: the same bytes on the bus), and each is
+    /// handed to a writer thread, which appends the call's first argument as
+    /// a line, as it came (the host's journal line holds that text too), and
+    /// covers all that arrived meanwhile with one `fdatasync` (group commit),
+    /// then hands the calls back to the connection's thread, which replies.
+    /// Two thread hand-offs and a sync, as in widget-hostd, and nothing else.
     final class DurableRelay: @unchecked Sendable {
         let raw: OpaquePointer
         let uniqueName: String
@@ -81,13 +83,22 @@ extension DirectLibdbus {
 
         /// The writer thread: one append and one sync for everything queued meanwhile.
         private func write() {
-            let line = [UInt8](repeating: UInt8(ascii: "x"), count: 99) + [0x0A]
+            var bytes: [UInt8] = []
             while true {
                 writerWakes.wait()
                 if stopping.withLock({ $0 }) { return }
                 let calls = toWrite.withLock { calls in defer { calls = [] }; return calls }
                 guard !calls.isEmpty else { continue }
-                let bytes = Array(repeating: line, count: calls.count).flatMap { $0 }
+                bytes.removeAll(keepingCapacity: true)
+                for call in calls {
+                    var iter = DBusMessageIter()
+                    var text: UnsafePointer<CChar>? = nil
+                    if dbus_message_iter_init(call, &iter) != 0, dbus_message_iter_get_arg_type(&iter) == TypeCode.string {
+                        dbus_message_iter_get_basic(&iter, &text)
+                    }
+                    if let text { bytes.append(contentsOf: UnsafeRawBufferPointer(start: text, count: strlen(text))) }
+                    bytes.append(0x0A)
+                }
                 _ = bytes.withUnsafeBytes { Glibc.write(file, $0.baseAddress, $0.count) }
                 if extraSyncDelay > 0 { usleep(extraSyncDelay) }
                 _ = fdatasync(file)
@@ -104,9 +115,9 @@ extension DirectLibdbus {
     }
 }
 
-/// Hands `Echo` calls to the durable relay's writer.
+/// Hands every method call to the durable relay's writer.
 private let durableFilter: DBusHandleMessageFunction = { _, message, data in
-    guard let message, let data, dbus_message_is_method_call(message, DirectLibdbus.echoInterface, "Echo") != 0 else {
+    guard let message, let data, dbus_message_get_type(message) == Int32(DBUS_MESSAGE_TYPE_METHOD_CALL) else {
         return DBUS_HANDLER_RESULT_NOT_YET_HANDLED
     }
     Unmanaged<DirectLibdbus.DurableRelay>.fromOpaque(data).takeUnretainedValue().received(message)

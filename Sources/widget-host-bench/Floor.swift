@@ -23,14 +23,28 @@ enum DirectLibdbus {
         let raw: OpaquePointer
         let uniqueName: String
         private let stopping = Locked(false)
+        /// Whether the next call answered gets its size kept, and the size kept.
+        fileprivate let measuring = Locked((next: false, bytes: 0))
 
         /// With `answeringEveryCall`, every other method call gets an empty
         /// reply too: the quickest possible app for a host to deliver to.
         init(address: String, answeringEveryCall: Bool = false) throws {
             let raw = try openRegistered(address)
             uniqueName = String(cString: dbus_bus_get_unique_name(raw))
-            dbus_connection_add_filter(raw, answeringEveryCall ? answerFilter : echoFilter, nil, nil)
             self.raw = raw
+            dbus_connection_add_filter(raw, answeringEveryCall ? answerFilter : echoFilter, Unmanaged.passUnretained(self).toOpaque(), nil)
+        }
+
+        /// The size on the wire of the next call this app answers, once `send`
+        /// has caused it; while `run()` serves.
+        func bytesOfNextCall(after send: () throws -> Void) throws -> Int {
+            measuring.withLock { $0 = (true, 0) }
+            try send()
+            for _ in 0..<2_000 {
+                if case let (false, bytes) = measuring.withLock({ $0 }) { return bytes }
+                usleep(1_000)
+            }
+            throw DBusError.failed("the app was sent no call")
         }
 
         /// A blocking call from this connection; only before `run()`.
@@ -83,6 +97,13 @@ enum DirectLibdbus {
         /// A blocking call; returns the reply. An error reply throws.
         func call(_ message: Message) throws -> Message {
             Message(owning: try withCError { dbus_connection_send_with_reply_and_block(raw, message.raw, 25_000, $0) })
+        }
+
+        /// The size on the wire of the reply to `message`. An error reply throws.
+        func replyBytes(_ message: Message) throws -> Int {
+            let reply = try withCError { dbus_connection_send_with_reply_and_block(raw, message.raw, 25_000, $0) }
+            defer { dbus_message_unref(reply) }
+            return wireBytes(reply)
         }
 
         /// One blocking round trip of `message`; returns nanoseconds. An error reply throws.
@@ -214,21 +235,26 @@ enum DirectLibdbus {
 
     /// The ceiling for a host: a plain libdbus relay that turns each call it
     /// gets into the five messages a tap costs a host (the call read, a
-    /// delivery call to `app` with a source dictionary, the app's reply read,
-    /// the reply with a details dictionary, and a signal carrying them), with
-    /// no work of its own. `run()` serves until `stop()`.
+    /// delivery call to `app`, the app's reply read, the reply and a signal),
+    /// with no work of its own. It writes what the host writes for the
+    /// benchmark's widget, entry for entry (the taps benchmark prints both
+    /// sizes), so the two differ only in the work between the messages.
+    /// `run()` serves until `stop()`.
     final class Relay: @unchecked Sendable {
-        /// Where the relay answers the taps it is sent.
-        static let path = "/org/widgethost/Bench/Relay"
+        /// The delivery's deadline, as the host gives one: milliseconds since 1970, 25 s from now.
+        static var deadline: Int64 { Int64((Date().timeIntervalSince1970 + 25) * 1000) }
 
         let raw: OpaquePointer
         let app: String
+        /// The path the host serves the benchmark's widget at, which its Tapped signal names.
+        let widget: String
         private let stopping = Locked(false)
 
-        init(address: String, app: String) throws {
+        init(address: String, app: String, widget: String) throws {
             let raw = try openRegistered(address)
             self.raw = raw
             self.app = app
+            self.widget = widget
             dbus_connection_add_filter(raw, relayFilter, Unmanaged.passUnretained(self).toOpaque(), nil)
         }
 
@@ -244,9 +270,13 @@ enum DirectLibdbus {
             var iter = DBusMessageIter()
             dbus_message_iter_init_append(delivery, &iter)
             appendString(&iter, "bench://open")
-            appendDictionary(&iter, [("org.widgethost.source", nil)]) { sub in
-                appendDictionary(&sub, [("kind", "K"), ("family", "systemSmall"), ("widget_id", "1"), ("surface", "desktop"), ("via", "widget-url")])
-            }
+            appendDictionary(&iter, [
+                ("org.widgethost.deadline", .int64(Self.deadline)),
+                ("org.widgethost.source", .dictionary([
+                    ("element_id", .string("t")), ("family", .string("systemSmall")), ("kind", .string("K")),
+                    ("surface", .string("desktop")), ("via", .string("widget-url")), ("widget_id", .string("w1")),
+                ])),
+            ])
             var pending: OpaquePointer?
             dbus_connection_send_with_reply(raw, delivery, &pending, cdbus_timeout_infinite())
             dbus_message_unref(delivery)
@@ -257,7 +287,10 @@ enum DirectLibdbus {
         }
 
         fileprivate func answer(_ call: OpaquePointer) {
-            let details: [(String, String?)] = [("app_id", "org.example.Bench"), ("url", "bench://open"), ("via", "widget-url")]
+            let details: [(String, Entry)] = [
+                ("app_id", .string("org.example.Bench")), ("diagnostics", .strings([])),
+                ("url", .string("bench://open")), ("via", .string("widget-url")),
+            ]
             let reply = dbus_message_new_method_return(call)!
             var iter = DBusMessageIter()
             dbus_message_iter_init_append(reply, &iter)
@@ -265,9 +298,9 @@ enum DirectLibdbus {
             appendDictionary(&iter, details)
             dbus_connection_send(raw, reply, nil)
             dbus_message_unref(reply)
-            let signal = dbus_message_new_signal(Self.path, Host1Widgets.name, Host1Widgets.Signal.tapped.rawValue)!
+            let signal = dbus_message_new_signal(Host1Widgets.objectPath, Host1Widgets.name, Host1Widgets.Signal.tapped.rawValue)!
             dbus_message_iter_init_append(signal, &iter)
-            (Self.path + "/1").withCString { p in
+            widget.withCString { p in
                 var pointer: UnsafePointer<CChar>? = p
                 _ = dbus_message_iter_append_basic(&iter, TypeCode.objectPath, &pointer)
             }
@@ -289,9 +322,10 @@ struct RelayCommand: ParsableCommand {
 
     @Option(help: "The bus to connect to.") var address: String
     @Option(help: "The unique name of the app to deliver to.") var app: String
+    @Option(help: "The path of the widget its Tapped signals name.") var widget: String
 
     func run() throws {
-        let relay = try DirectLibdbus.Relay(address: address, app: app)
+        let relay = try DirectLibdbus.Relay(address: address, app: app, widget: widget)
         say(relay.uniqueName)
         Thread {
             var byte: UInt8 = 0
@@ -311,10 +345,10 @@ final class RelayProcess: Sendable {
 
     /// Starts the relay with `environment` added to this process's, and waits
     /// until it has joined the bus.
-    init(address: String, app: String, adding environment: [String: String]) throws {
+    init(address: String, app: String, widget: String, adding environment: [String: String]) throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: benchExecutable)
-        process.arguments = ["relay", "--address", address, "--app", app]
+        process.arguments = ["relay", "--address", address, "--app", app, "--widget", widget]
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         let input = Pipe(), output = Pipe()
         process.standardInput = input
@@ -364,6 +398,11 @@ private let answerFilter: DBusHandleMessageFunction = { connection, message, dat
         return DBUS_HANDLER_RESULT_NOT_YET_HANDLED
     }
     if echoFilter(connection, message, data) == DBUS_HANDLER_RESULT_HANDLED { return DBUS_HANDLER_RESULT_HANDLED }
+    if let data {
+        Unmanaged<DirectLibdbus.EchoServer>.fromOpaque(data).takeUnretainedValue().measuring.withLock {
+            if $0.next { $0 = (false, wireBytes(message)) }
+        }
+    }
     guard dbus_message_get_no_reply(message) == 0 else { return DBUS_HANDLER_RESULT_HANDLED }
     guard let reply = dbus_message_new_method_return(message) else { return DBUS_HANDLER_RESULT_NEED_MEMORY }
     dbus_connection_send(connection, reply, nil)
@@ -378,10 +417,34 @@ private func appendString(_ iter: inout DBusMessageIter, _ text: String) {
     }
 }
 
-/// Appends an `a{sv}` of string values; an entry whose value is nil gets `nested` as an `a{sv}` instead.
-private func appendDictionary(
-    _ iter: inout DBusMessageIter, _ entries: [(String, String?)], nested: ((inout DBusMessageIter) -> Void)? = nil
-) {
+/// The bytes `message` takes on the wire, header and body.
+private func wireBytes(_ message: OpaquePointer) -> Int {
+    var bytes: UnsafeMutablePointer<CChar>?
+    var length: Int32 = 0
+    guard dbus_message_marshal(message, &bytes, &length) != 0 else { return 0 }
+    dbus_free(bytes)
+    return Int(length)
+}
+
+/// A value of a relayed dictionary.
+private enum Entry {
+    case string(String)
+    case int64(Int64)
+    case strings([String])
+    case dictionary([(String, Entry)])
+
+    var signature: String {
+        switch self {
+        case .string: "s"
+        case .int64: "x"
+        case .strings: "as"
+        case .dictionary: "a{sv}"
+        }
+    }
+}
+
+/// Appends an `a{sv}` of `entries`, in the order given.
+private func appendDictionary(_ iter: inout DBusMessageIter, _ entries: [(String, Entry)]) {
     var array = DBusMessageIter()
     dbus_message_iter_open_container(&iter, TypeCode.array, "{sv}", &array)
     for (key, value) in entries {
@@ -389,8 +452,20 @@ private func appendDictionary(
         dbus_message_iter_open_container(&array, TypeCode.dictEntry, nil, &entry)
         appendString(&entry, key)
         var variant = DBusMessageIter()
-        dbus_message_iter_open_container(&entry, TypeCode.variant, value == nil ? "a{sv}" : "s", &variant)
-        if let value { appendString(&variant, value) } else { nested?(&variant) }
+        dbus_message_iter_open_container(&entry, TypeCode.variant, value.signature, &variant)
+        switch value {
+        case .string(let text):
+            appendString(&variant, text)
+        case .int64(var number):
+            _ = dbus_message_iter_append_basic(&variant, TypeCode.int64, &number)
+        case .strings(let texts):
+            var strings = DBusMessageIter()
+            dbus_message_iter_open_container(&variant, TypeCode.array, "s", &strings)
+            for text in texts { appendString(&strings, text) }
+            dbus_message_iter_close_container(&variant, &strings)
+        case .dictionary(let nested):
+            appendDictionary(&variant, nested)
+        }
         dbus_message_iter_close_container(&entry, &variant)
         dbus_message_iter_close_container(&array, &entry)
     }

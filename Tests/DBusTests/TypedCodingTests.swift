@@ -3,13 +3,19 @@ import Testing
 @testable import DBus
 
 /// What generated code reads and writes messages with: `MessageReader` and
-/// `MessageWriter`, value by value, no `DBusValue` tree in between.
+/// `MessageWriter`, value by value, no `DBusValue` tree in between; and
+/// `GetManagedObjects`, written with the same writer as its objects are
+/// walked, never built as values first: what a client reads must be what the
+/// reply built from values was, to the byte.
 @Suite("Typed reading and writing")
 struct TypedCodingTests {
-    @Test("the writer writes every type byte for byte as Message.append does, and the reader reads it back")
+    @Test("the writer writes every type byte for byte as Message.append does, typed or as a value in the layout of GetManagedObjects, and the reader reads it back")
     func sameBytes() throws {
+        func signal(_ arguments: [DBusValue] = []) throws -> Message {
+            try Message.signal(path: "/", interface: "org.example.I", member: "S", arguments: arguments)
+        }
         for value in sampleValues {
-            let tree = try Message.signal(path: "/", interface: "org.example.I", member: "S", arguments: [.byte(1), value])
+            let tree = try signal([.byte(1), value])
             let typed = try Message.signal(path: "/", interface: "org.example.I", member: "S") { writer in
                 try writer.append(UInt8(1))
                 try writeTyped(value, &writer)
@@ -20,6 +26,40 @@ struct TypedCodingTests {
             let read = try readTyped(value.signature, &reader)
             #expect(bitwiseEqual(read, value), "\(value.signature): read back \(read)")
             #expect(reader.isAtEnd)
+
+            // The value alone, then inside the layout GetManagedObjects writes — a{sv} in
+            // a{sa{sv}} in a{oa{sa{sv}}} — in the first of two objects, so the second
+            // starts wherever the value left the body.
+            let objects = ["/o", "/p"]
+            let nested = DBusValue.dictionary(
+                key: "o", value: "a{sa{sv}}",
+                objects.map { .init(.objectPath($0), .dictionary(key: "s", value: "a{sv}", [.init(.string("org.example.I"), .vardict(["P": value]))])) })
+            let written = try signal()
+            func write() throws -> Int {
+                try written.write { writer in
+                    try writer.append(value: value)
+                    try writer.appendArray(of: "{oa{sa{sv}}}") { entries in
+                        for object in objects {
+                            try entries.appendDictEntry { entry in
+                                try entry.append(objectPath: object)
+                                try entry.appendArray(of: "{sa{sv}}") { interfaces in
+                                    try interfaces.appendDictEntry { properties in
+                                        try properties.append("org.example.I")
+                                        try properties.append(value: .vardict(["P": value]))
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            // What is too deep in the layout is refused as Message.append refuses it.
+            guard let expected = try? signal([value, nested]) else {
+                #expect(throws: DBusEncodingError.self, "\(value.signature)") { try write() }
+                continue
+            }
+            #expect(try write() == expected.bodyLength, "\(value.signature)")
+            #expect(written.marshalled == expected.marshalled, "\(value.signature)")
         }
     }
 
@@ -84,6 +124,11 @@ struct TypedCodingTests {
             try $0.appendArray(of: "{uv}") { try $0.appendDictEntry { try $0.append("key") } }
         }
         refused("an entry missing its value") { try $0.appendArray(of: "{sv}") { try $0.appendDictEntry { try $0.append("key") } } }
+        refused("an entry with a third value") {
+            try $0.appendArray(of: "{sv}") { try $0.appendDictEntry { try $0.append("key"); try $0.appendVariant(.byte(1)); try $0.append("third") } }
+        }
+        refused("a dictionary entry in an array of strings") { try $0.appendArray(of: "s") { try $0.appendDictEntry { try $0.append("key") } } }
+        refused("a dictionary whose key is a variant") { try $0.appendArray(of: "{vs}") { _ in } }
         refused("a structure in an array missing a field") { try $0.appendArray(of: "(si)") { try $0.appendStruct { try $0.append("only") } } }
         refused("a structure in an array with a field too many") {
             try $0.appendArray(of: "(s)") { try $0.appendStruct { try $0.append("one"); try $0.append("two") } }
@@ -99,20 +144,187 @@ struct TypedCodingTests {
         _ = try Message.methodCall(destination: nil, path: "/", interface: nil, member: "M") { writer in
             for _ in 0..<3 { try writer.appendStruct { for _ in 0..<83 { try $0.append(UInt8(1)) } } }
         }
+        // Variants written typed, one in the other: 64 is the deepest a value may be nested.
+        func variants(_ count: Int, _ writer: inout MessageWriter) throws {
+            guard count > 0 else { return try writer.append(UInt8(0)) }
+            try writer.appendVariant(count > 1 ? "v" : "y") { try variants(count - 1, &$0) }
+        }
+        refused("65 variants written typed, one in the other") { try variants(65, &$0) }
+        _ = try Message.methodCall(destination: nil, path: "/", interface: nil, member: "M") { try variants(64, &$0) }
     }
 
-    @Test("an array over 64 MiB written typed is LimitsExceeded")
+    @Test("an array over 64 MiB is LimitsExceeded, its elements written typed or as values")
     func arrayLimit() throws {
         let fourMiB = String(repeating: "x", count: 4 << 20)
-        do {
-            _ = try Message.signal(path: "/", interface: "org.example.I", member: "S") { writer in
-                try writer.appendArray(of: "s") { for _ in 0..<17 { try $0.append(fourMiB) } }
+        // 17 strings of 4 MiB: 68 MiB in one array.
+        let ways: [(String, (inout MessageWriter) throws -> Void)] = [
+            ("typed", { try $0.append(fourMiB) }),
+            ("as values", { try $0.append(value: .string(fourMiB)) }),
+        ]
+        for (way, write) in ways {
+            do {
+                _ = try Message.signal(path: "/", interface: "org.example.I", member: "S") { writer in
+                    try writer.appendArray(of: "s") { for _ in 0..<17 { try write(&$0) } }
+                }
+                Issue.record("a 68 MiB array was written \(way)")
+            } catch let error as DBusError {
+                #expect(error.name == DBusError.limitsExceededName)
+                #expect(error.message.contains("at most 67108864 bytes in one array"), "\(way): \(error.message)")
             }
-            Issue.record("a 68 MiB array was written")
-        } catch let error as DBusError {
-            #expect(error.name == DBusError.limitsExceededName)
-            #expect(error.message.contains("at most 67108864 bytes in one array"), "\(error.message)")
         }
+    }
+
+    @Test("a body over 128 MiB is LimitsExceeded as soon as a string or a value passes the limit, before the rest is written")
+    func bodyLimit() throws {
+        let fourMiB = String(repeating: "x", count: 4 << 20)
+        // Arrays of 60 MiB, within the array limit: the third passes the body's, written typed, as a value or in a variant.
+        let sixtyMiB = DBusValue.strings(Array(repeating: fourMiB, count: 15))
+        let ways: [(String, (inout MessageWriter) throws -> Void)] = [
+            ("typed", { try $0.appendArray(of: "s") { for _ in 0..<15 { try $0.append(fourMiB) } } }),
+            ("as a value", { try $0.append(value: sixtyMiB) }),
+            ("in a variant", { try $0.appendVariant(sixtyMiB) }),
+        ]
+        for (way, write) in ways {
+            var written = 0
+            do {
+                _ = try Message.signal(path: "/", interface: "org.example.I", member: "S") { writer in
+                    for _ in 0..<5 {
+                        written += 1
+                        try write(&writer)
+                    }
+                }
+                Issue.record("a 300 MiB body was written \(way)")
+            } catch let error as DBusError {
+                #expect(error.name == DBusError.limitsExceededName)
+                #expect(error.message.contains("at most 134217728 bytes in one message"), "\(error.message)")
+            }
+            #expect(written == 3, "\(way): the writing stopped at the array that passed the limit")
+        }
+        // Two strings end a byte short of the limit; a number after them, counted once the body is written, passes it.
+        let first = String(repeating: "x", count: 60 << 20)
+        let secondStart = Marshal.align(4 + first.utf8.count + 1, 4) + 4
+        let second = String(repeating: "y", count: MessageLimits.maxBodyBytes - 1 - secondStart - 1)
+        let fits = try Message.signal(path: "/", interface: "org.example.I", member: "S") { writer in
+            try writer.append(first)
+            try writer.append(second)
+            try writer.append(UInt8(1))
+        }
+        #expect(fits.bodyLength == MessageLimits.maxBodyBytes)
+        #expect(throws: DBusError.limitsExceeded(
+            "the message body would be \(MessageLimits.maxBodyBytes + 8) bytes; D-Bus allows at most 134217728 bytes in one message")) {
+            _ = try Message.signal(path: "/", interface: "org.example.I", member: "S") { writer in
+                try writer.append(first)
+                try writer.append(second)
+                try writer.append(UInt64(1))
+            }
+        }
+    }
+
+    @Test("GetManagedObjects lists what the reply built from values listed, to the byte: every object below the manager, by path")
+    func managedObjectsUnchanged() async throws {
+        try await withBus { fixture in
+            let server = try await fixture.connect("server")
+            let client = try await fixture.connect("client")
+            let manager = "/org/widgethost/Test/Walked"
+            server.addObjectManager(at: manager)
+            let both = try interfaces(
+                """
+                <node>
+                  <interface name="org.widgethost.Test.Handlers">
+                    <property name="Leaf" type="s" access="read"/>
+                    <property name="Hidden" type="s" access="write"/>
+                    <property name="Any" type="v" access="read"/>
+                  </interface>
+                  <interface name="org.widgethost.Test.ReadAll">
+                    <property name="Path" type="o" access="read"/>
+                    <property name="Count" type="t" access="readwrite"/>
+                  </interface>
+                </node>
+                """)
+            @Sendable func leaf(_ path: String) -> String { String(path.split(separator: "/").last ?? "") }
+            // A value of some type for each object, picked by its path's length
+            // (not a NaN, which no value equals, so that the replies' values compare too).
+            let samples = sampleValues.filter { $0 == $0 }
+            @Sendable func any(_ path: String) -> DBusValue { samples[path.utf8.count % samples.count] }
+            var handlers = ExportedInterface(both[0])
+            handlers.property("Leaf", PropertyHandler(getAt: { .string(leaf($0)) }))
+            handlers.property("Hidden", PropertyHandler(get: { .string("") }, set: { _ in }))
+            handlers.property("Any", PropertyHandler(getAt: { any($0) }))
+            var readAll = ExportedInterface(both[1])
+            readAll.property("Path", PropertyHandler(getAt: { .objectPath($0) }))
+            readAll.property("Count", PropertyHandler(get: { .uint64(0) }, set: { _ in }))
+            readAll.readAll { path in [.objectPath(path), .uint64(UInt64(path.utf8.count))] }
+
+            // Objects under several parents, whose paths interleave in path order
+            // (a, a/x, a/x/y, a/x0, a0), the manager's own object and ones outside it.
+            let below = ["a", "a0", "a/x", "a/x/y", "b", "a/x0", "z/deep/er", "w10", "w9", "w100"].map { "\(manager)/\($0)" }
+            try server.export([handlers, readAll], at: Array(below.prefix(5)))
+            for path in below.dropFirst(5) { try server.export([readAll], at: path) }
+            try server.export([handlers], at: manager)
+            try server.export([handlers], at: manager + "Sibling/o")
+            try server.export([readAll], at: "/elsewhere")
+
+            func properties(_ path: String) -> DBusValue {
+                // In declared order, as the service reads them.
+                let handled = DBusValue.dictionary(
+                    key: "s", value: "v", [.init(.string("Leaf"), .variant(.string(leaf(path)))), .init(.string("Any"), .variant(any(path)))])
+                let read = DBusValue.dictionary(
+                    key: "s", value: "v",
+                    [.init(.string("Path"), .variant(.objectPath(path))), .init(.string("Count"), .variant(.uint64(UInt64(path.utf8.count))))])
+                let withHandlers = below.prefix(5).contains(path)
+                return .dictionary(
+                    key: "s", value: "a{sv}",
+                    (withHandlers ? [.init(.string("org.widgethost.Test.Handlers"), handled)] : [])
+                        + [.init(.string("org.widgethost.Test.ReadAll"), read)])
+            }
+            let expected = DBusValue.dictionary(
+                key: "o", value: "a{sa{sv}}", below.sorted().map { .init(.objectPath($0), properties($0)) })
+            let destination = try #require(server.uniqueName)
+            let reply = try await client.call(
+                Message.methodCall(
+                    destination: destination, path: manager, interface: StandardInterfaces.objectManager,
+                    member: StandardInterfaces.getManagedObjects))
+            #expect(reply.arguments() == [expected])
+            let built = try Message.signal(path: "/", interface: "org.example.I", member: "S", arguments: [expected])
+            #expect(Self.body(reply) == Self.body(built), "the bytes of the reply built from values")
+            guard case .dictionary(_, _, let entries)? = reply.arguments().first else { return }
+            #expect(entries.map(\.key) == below.sorted().map { .objectPath($0) }, "by path, nothing outside the manager nor the manager itself")
+        }
+    }
+
+    @Test("what a service gives back after a large GetManagedObjects runs after a reply of that size, not after a smaller one")
+    func afterLargeReply() async throws {
+        try await withBus { fixture in
+            let server = try await fixture.connect("server")
+            let client = try await fixture.connect("client")
+            let manager = "/org/widgethost/Test/Large"
+            server.addObjectManager(at: manager)
+            let runs = Counter()
+            server.afterLargeReply(ofAtLeast: 4096) { runs.increment() }
+            var item = ExportedInterface(
+                try interface(#"<node><interface name="org.widgethost.Test.Text"><property name="Text" type="s" access="read"/></interface></node>"#))
+            item.property("Text", PropertyHandler(get: { .string(String(repeating: "t", count: 1000)) }))
+            let destination = try #require(server.uniqueName)
+            func managedObjects() async throws {
+                _ = try await client.call(
+                    destination: destination, path: manager, interface: StandardInterfaces.objectManager, member: StandardInterfaces.getManagedObjects)
+            }
+            // Three objects: about 3,100 bytes.
+            for n in 1...3 { try server.export([item], at: "\(manager)/o\(n)") }
+            try await managedObjects()
+            #expect(runs.count == 0)
+            // Five: about 5,200 bytes.
+            for n in 4...5 { try server.export([item], at: "\(manager)/o\(n)") }
+            try await managedObjects()
+            // It runs on the server's thread just after the reply is queued.
+            for _ in 0..<100 where runs.count == 0 { try await Task.sleep(for: .milliseconds(10)) }
+            #expect(runs.count == 1)
+        }
+    }
+
+    /// The body of `message`: its last `bodyLength` bytes on the wire.
+    static func body(_ message: Message) -> [UInt8] {
+        Array(message.marshalled.suffix(message.bodyLength))
     }
 
     @Test("a method bound with .reading reads its arguments typed within the connection's limits and answers typed")

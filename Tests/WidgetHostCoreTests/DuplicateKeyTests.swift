@@ -12,6 +12,10 @@ struct DuplicateKeyTests {
                 == [JSONDuplicateKey(path: "$", key: "a"), JSONDuplicateKey(path: "$.c[1].x", key: "k")])
         #expect((try JSONValue.decode(#"{"url":"a","\u0075rl":"b"}"#)).duplicateKeys == [JSONDuplicateKey(path: "$", key: "url")])
         #expect((try JSONValue.decode(#"{"q\"":1,"q\"":2,"e":"}{,:\"["}"#)).duplicateKeys == [JSONDuplicateKey(path: "$", key: "q\"")])
+        // In the order they appear: a key given twice before the keys its second value repeats.
+        let nested = try JSONValue.decode(#"{"a":{"k":1},"a":{"k":2,"k":3}}"#)
+        #expect(nested.duplicateKeys == [JSONDuplicateKey(path: "$", key: "a"), JSONDuplicateKey(path: "$.a", key: "k")])
+        #expect(nested.value == .object(["a": .object(["k": .integer(1)])]), "the first value is kept")
     }
 
     @Test("Content, Live Activity content and bundles with a key given twice are InvalidContent naming it; the lint reports each")

@@ -876,7 +876,7 @@ struct ActivityTapRulesTests {
         #expect(lock.outcome == .performAction(action: "pause", parameter: .object(["n": .integer(1)])))
         #expect(lock.diagnostics.isEmpty && lock.details == ["activity_state": .string("active")])
         // The innermost control wins over an enclosing link.
-        #expect(try resolve(.expanded, "exToggle").outcome == .performAction(action: "toggle-sound", parameter: .bool(true)))
+        #expect(try resolve(.expanded, "exToggle").outcome == .performAction(action: "toggle-sound", parameter: nil, toggleIsOn: true))
     }
 
     @Test("Controls in compact presentations are ignored")

@@ -135,8 +135,8 @@ struct WidgetRulesTests {
         if case .continueUserActivity(_, let info) = plain.outcome { #expect(info["configuration"] == nil) }
     }
 
-    @Test("A toggle sends its new state: alone, merged into an object parameter, or beside another parameter")
-    func toggleSendsItsNewState() throws {
+    @Test("A toggle sends its parameter as given, or none, and its new state beside it; a button sends no state")
+    func toggleSendsItsNewStateBesideItsParameter() throws {
         let json = """
             {"type":"vstack","children":[
               {"type":"toggle","id":"off","action":"light"},
@@ -146,18 +146,18 @@ struct WidgetRulesTests {
               {"type":"toggle","id":"null","action":"light","isOn":true,"parameter":null},
               {"type":"button","id":"button","action":"light","isOn":true,"parameter":"hall"}]}
             """
-        func parameter(_ id: String) throws -> JSONValue? {
-            let r = try WidgetTapRules.resolve(elementID: id, surface: .desktop, policy: .current, context(.systemSmall, json))
-            guard case .performAction(let action, let parameter) = r.outcome, action == "light" else { return .string("not an action") }
-            return parameter
+        func outcome(_ id: String) throws -> TapOutcome {
+            try WidgetTapRules.resolve(elementID: id, surface: .desktop, policy: .current, context(.systemSmall, json)).outcome
         }
-        #expect(try parameter("off") == .bool(true))
-        #expect(try parameter("on") == .bool(false))
-        #expect(try parameter("object") == .object(["room": .string("hall"), "value": .bool(true)]))
-        #expect(try parameter("scalar") == .object(["value": .bool(false), "parameter": .string("hall")]))
-        #expect(try parameter("null") == .bool(false))
-        // A button ignores isOn and sends its parameter as given.
-        #expect(try parameter("button") == .string("hall"))
+        #expect(try outcome("off") == .performAction(action: "light", parameter: nil, toggleIsOn: true))
+        #expect(try outcome("on") == .performAction(action: "light", parameter: nil, toggleIsOn: false))
+        #expect(try outcome("object") == .performAction(
+            action: "light", parameter: .object(["room": .string("hall"), "value": .string("stale")]), toggleIsOn: true))
+        #expect(try outcome("scalar") == .performAction(action: "light", parameter: .string("hall"), toggleIsOn: false))
+        // null is kept as given; delivered, it is no parameter (docs/delivery.md#parameters).
+        #expect(try outcome("null") == .performAction(action: "light", parameter: .null, toggleIsOn: false))
+        // A button ignores isOn: it sends its parameter and no state.
+        #expect(try outcome("button") == .performAction(action: "light", parameter: .string("hall"), toggleIsOn: nil))
         // isOn must be a boolean.
         #expect(errorName { _ = try tree(#"{"type":"toggle","id":"t","action":"a","isOn":"yes"}"#) } == .invalidContent)
     }

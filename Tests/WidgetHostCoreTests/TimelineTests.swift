@@ -75,7 +75,7 @@ private func engine(_ options: TimelineOptions = TimelineOptions()) -> TimelineE
 struct TimelineValueTests {
     @Test(arguments: [
         (ReloadReason.added, false, false), (.configured, false, false), (.policy, false, false),
-        (.appRequested, true, false), (.action, true, true), (.retry, false, false), (.requested, false, false),
+        (.appRequested, true, false), (.action, false, false), (.retry, false, false), (.requested, false, false),
     ])
     func budgetExemption(_ reason: ReloadReason, _ whenLive: Bool, _ whenNotLive: Bool) {
         #expect(reason.isBudgetExempt(appIsLive: true) == whenLive)
@@ -402,18 +402,21 @@ struct TimelineEngineTests {
         #expect(fetches(e.advance(to: at(86_400))).map(\.reason) == [.policy])
     }
 
-    @Test func liveAppRequestsAndActionsAreExempt() throws {
+    @Test func onlyLiveAppRequestsAreExempt() throws {
         var e = engine()
         for i in 0..<70 { try e.reload("w1", .configured, at: at(Double(i))) }
         #expect(try e.snap("w1", at(70)).budgetLeft == 0)
         for i in 0..<100 {
             try e.reload("w1", .appRequested, live: true, at: at(100 + Double(i)))
-            try e.reload("w1", .action, live: false, at: at(300 + Double(i)))
         }
         #expect(try e.snap("w1", at(500)).budgetUsed == 70, "exempt reloads take no slot")
-        // The same app without a live registration is budgeted.
+        // The same app without a live registration is budgeted, and so is a reload after a control's action, from any app.
         #expect(try e.requestReload(widgetID: "w1", reason: .appRequested, appIsLive: false, now: at(500))
             == .deferred(until: at(86_400), because: .budgetExhausted))
+        for live in [false, true] {
+            #expect(try e.requestReload(widgetID: "w1", reason: .action, appIsLive: live, now: at(500))
+                == .deferred(until: at(86_400), because: .budgetExhausted))
+        }
         // An exempt request still runs while a budgeted one waits, and replaces the wait.
         #expect(try e.requestReload(widgetID: "w1", reason: .appRequested, appIsLive: true, now: at(501)).isFetch)
         #expect(try e.snap("w1", at(501)).nextReload == nil)
@@ -444,12 +447,12 @@ struct TimelineEngineTests {
         // An exempt request upgrades the queued reload.
         let second = try e.start("w1", .configured, at: at(10))
         _ = try e.requestReload(widgetID: "w1", reason: .configured, appIsLive: false, now: at(11))
-        _ = try e.requestReload(widgetID: "w1", reason: .action, appIsLive: false, now: at(12))
+        _ = try e.requestReload(widgetID: "w1", reason: .appRequested, appIsLive: true, now: at(12))
         _ = try e.requestReload(widgetID: "w1", reason: .configured, appIsLive: false, now: at(13))
-        #expect(try e.snap("w1", at(13)).reloadQueued == .action)
+        #expect(try e.snap("w1", at(13)).reloadQueued == .appRequested)
         let used = try e.snap("w1", at(13)).budgetUsed
         let upgraded = e.fetchSucceeded(second, timeline: Timeline(entries: [], policy: .never), now: at(14))
-        #expect(fetches(upgraded).map(\.reason) == [.action])
+        #expect(fetches(upgraded).map(\.reason) == [.appRequested])
         #expect(try e.snap("w1", at(14)).budgetUsed == used, "the follow-up is exempt")
     }
 
@@ -512,8 +515,11 @@ struct TimelineEngineTests {
             == .deferred(until: at(30), because: .backoff))
         #expect(try e.requestReload(widgetID: "w1", reason: .appRequested, appIsLive: false, now: at(6))
             == .deferred(until: at(30), because: .backoff))
+        // So does a reload after a control's action.
+        #expect(try e.requestReload(widgetID: "w1", reason: .action, appIsLive: true, now: at(6))
+            == .deferred(until: at(30), because: .backoff))
         // An exempt one runs at once; its failure continues the backoff.
-        let tapped = try e.start("w1", .action, at: at(7))
+        let tapped = try e.start("w1", .appRequested, live: true, at: at(7))
         #expect(try e.snap("w1", at(7)).nextReload == nil)
         _ = e.fetchFailed(tapped, error: "still no provider", now: at(7))
         #expect(try e.snap("w1", at(7)).nextReload == PlannedReload(date: at(67), reason: .retry, waitsForBudget: false))
@@ -521,9 +527,9 @@ struct TimelineEngineTests {
 
         // Queued during a fetch that fails: an exempt reload starts at once, a budgeted one joins the retry.
         let retry = try #require(fetches(e.advance(to: at(67))).first)
-        _ = try e.requestReload(widgetID: "w1", reason: .action, appIsLive: false, now: at(68))
+        _ = try e.requestReload(widgetID: "w1", reason: .appRequested, appIsLive: true, now: at(68))
         let afterFailure = e.fetchFailed(retry, error: "x", now: at(69))
-        #expect(fetches(afterFailure).map(\.reason) == [.action])
+        #expect(fetches(afterFailure).map(\.reason) == [.appRequested])
         let action = try #require(fetches(afterFailure).first)
         _ = try e.requestReload(widgetID: "w1", reason: .configured, appIsLive: false, now: at(70))
         #expect(e.fetchFailed(action, error: "x", now: at(71)).isEmpty)

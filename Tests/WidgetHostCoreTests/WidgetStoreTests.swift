@@ -182,7 +182,7 @@ struct ViewNodeTests {
         #expect(tree.widgetURLs == ["emoji-rangers://hero/spouty"])
         #expect(tree.elements.map(\.type) == ["vstack", "text", "link", "text", "button", "text", "toggle", "progress"])
         #expect(tree.elements.first { $0.id == "spouty" }?.url == "emoji-rangers://hero/spouty")
-        #expect(tree.elements.first { $0.id == "fav" }?.actionParameter == .bool(false))
+        #expect(tree.elements.first { $0.id == "fav" }.map { [$0.isOn, $0.isOnAfterTap] } == [true, false])
         #expect(tree.elements.first { $0.id == "health" }?.fields["tint"] == .string("green"))
         #expect(try ViewNode.decode(node.json) == node)
         let foreign = #"{"type":"zstack","children":[{"type":"color","id":"swatch","color":"red"}],"padding":4}"#

@@ -54,7 +54,7 @@ struct BoardTests {
         try await board.drive("focus", "Light", "--role", "push button")
         try await board.drive("key", "Return")
         let toggled = try await board.waitForRecord { $0["action"] as? String == "toggle-light" }
-        #expect(toggled["parameter"] as? String == "true", "the toggle's new state: \(toggled)")
+        #expect(toggleDelivery(toggled) == "parameter none, is on true", "the toggle's new state beside no parameter: \(toggled)")
     }
 
     @Test("A SetContent is drawn within a second, and each family has its size")
@@ -360,7 +360,7 @@ final class BoardSession: ScreenSession, @unchecked Sendable {
     static func start(rangers: [String: String]? = nil, theme: String = "light", settings: String = "keyfile") async throws -> BoardSession {
         let fixture = try await HostFixture.make()
         do {
-            let record = try fixture.installTapMe(environment: ["WIDGETHOST_TEST_ACTIONS": "refresh,toggle-light:b"])
+            let record = try fixture.installTapMe(environment: ["WIDGETHOST_TEST_ACTIONS": "refresh,toggle-light"])
             let rangersRecord = try rangers.map { try fixture.installEmojiRangers($0) }
             let (runtime, dataDirs) = try fixture.installAccessibilityBus()
             try await fixture.startHost()

@@ -159,8 +159,7 @@ struct GnomeShellTests {
         try await shell.drive("gone", "Delivery 7 min", "--timeout", "3")
         try await shell.expectNoExtensionErrors()
         // Redrawn under the pointer (the Update above), the pill trips no assertion of Clutter's.
-        let criticals = shell.shell.printed().split(separator: "\n").filter { $0.contains("Clutter-CRITICAL") }
-        #expect(criticals.isEmpty, "\(criticals)")
+        shell.expectNoClutterCriticals()
     }
 
     @Test("A widget dragged with the mouse stays where it is dropped, kept in GSettings through a host restart and a shell restart; the others flow into the space it left; a click without a move still taps")
@@ -258,23 +257,12 @@ struct GnomeShellTests {
     func keyboard() async throws {
         let shell = try await ShellSession.start()
         defer { shell.stop() }
-        try await shell.place(try exampleFile("tap-me/red.json"))
-        try await shell.place(try exampleFile("tap-me/show-red-link.json"), family: "systemMedium")
-        try await shell.drive("find", "Show Red View", "--role", "link")
-
         // The shortcut gives the first widget the focus; Enter taps it.
-        try await shell.drive("key", "super+alt+w")
-        try await shell.drive("focused", "Tap for red")
+        try await shell.focusTwoWidgets()
         try await shell.drive("key", "Return")
         _ = try await shell.waitForRecord { ($0["uris"] as? [String]) == ["tap-me-widget://show-red"] }
         // Tab: the next widget (its background taps its widgetURL), then the link in it.
         try await shell.drive("key", "Tab")
-        // Some runs find the focus still on the first widget after this first Tab that follows a
-        // tap (seen in two full-suite runs, never alone; its cause is not known yet): a second Tab
-        // is what a person would press, and a Tab that never moves the focus still fails here.
-        if try await !shell.tryDrive(["focused", "Tap Me Show Red View", "--timeout", "3"]).succeeded {
-            try await shell.drive("key", "Tab")
-        }
         try await shell.drive("focused", "Tap Me Show Red View")
         try await shell.drive("key", "Return")
         _ = try await shell.waitForRecord { ($0["uris"] as? [String]) == ["tap-me-widget://show-blue"] }
@@ -315,6 +303,33 @@ struct GnomeShellTests {
         #expect(!away.stdout.contains("Tap"), "Escape takes the focus off the widgets: \(away)")
         try await shell.drive("click", "WidgetHost", "--role", "menu")
         try await shell.drive("click", "Focus Widgets", "--role", "menu item")
+        try await shell.drive("focused", "Tap Me Show Red View")
+        try await shell.expectNoExtensionErrors()
+        // The widgets' keys (and the pointer's moves over them) are no button events: asking them
+        // for a button would trip Clutter's assertion once per key.
+        shell.expectNoClutterCriticals()
+    }
+
+    @Test("A tap starts the app without taking the keyboard off the widgets: the shell moves the display's focus off its stage while the app starts, and gets it back at once, even when it never sees its stage lose the focus (another client held the keyboard meanwhile); the next Tab goes to the next widget")
+    func keyboardKeptThroughTap() async throws {
+        let shell = try await ShellSession.start()
+        defer { shell.stop() }
+        try await shell.focusTwoWidgets()
+        // Held by another client, the keyboard's focus changes reach the stage only as grab and
+        // ungrab: the shell's own way back to its stage (when it sees the stage lose the focus)
+        // never comes, and a Tab after the tap went nowhere. A click taps meanwhile.
+        let holder = try shell.fixture.launch(
+            "/usr/bin/python3", [repositoryRoot.appendingPathComponent("Tests/Fixtures/gnome-shell/hold_keyboard.py").path],
+            environment: shell.environment)
+        defer { endProcess(holder.process) }
+        #expect(await eventually(timeout: 10) { holder.printed().contains("held") }, "\(holder.printed())")
+        try await shell.drive("click", "Tap for red", "--role", "push button")
+        _ = try await shell.waitForRecord { ($0["uris"] as? [String]) == ["tap-me-widget://show-red"] }
+        try await Task.sleep(for: .seconds(1))  // the shell has begun to wait for the app by now
+        endProcess(holder.process)
+        #expect(await eventually(timeout: 5) { !holder.process.isRunning }, "\(holder.printed())")
+        try await shell.drive("focused", "Tap for red")
+        try await shell.drive("key", "Tab")
         try await shell.drive("focused", "Tap Me Show Red View")
         try await shell.expectNoExtensionErrors()
     }
@@ -393,8 +408,8 @@ extension AppPeer {
 struct GnomeShellInstallTests {
     static let install = repositoryRoot.appendingPathComponent("renderers/gnome-shell/install").path
 
-    @Test("It installs the entry point that fits the version, into DATADIR or else $XDG_DATA_HOME, and refuses a shell too old", arguments: [
-        ("43", "shell-43"), ("44.2", "shell-43"), ("45", "shell-45"), ("48.1", "shell-45"),
+    @Test("It installs the entry point that fits the version, into DATADIR or else $XDG_DATA_HOME, its metadata naming that version (added for a shell newer than those listed), and refuses a shell too old", arguments: [
+        ("43", "shell-43"), ("44.2", "shell-43"), ("45", "shell-45"), ("48.1", "shell-45"), ("49", "shell-45"),
     ])
     func entryPoints(version: String, entry: String) async throws {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("widgethost-install-\(UUID().uuidString.prefix(8))")
@@ -404,11 +419,21 @@ struct GnomeShellInstallTests {
             let result = try await runCommand(Self.install, ["--shell-version", version] + arguments, adding: ["XDG_DATA_HOME": dataHome])
             #expect(result.succeeded, "\(result)")
             let installed = URL(fileURLWithPath: arguments.first ?? dataHome).appendingPathComponent("gnome-shell/extensions/widgethost@widgethost.org")
-            for (file, from) in [("extension.js", "\(entry)/extension.js"), ("prefs.js", "\(entry)/prefs.js"), ("metadata.json", "\(entry)/metadata.json"),
+            for (file, from) in [("extension.js", "\(entry)/extension.js"), ("prefs.js", "\(entry)/prefs.js"),
                                  ("stylesheet.css", "stylesheet.css"), ("lib/desktop.js", "lib/desktop.js")] {
                 let copy = try? Data(contentsOf: installed.appendingPathComponent(file))
                 #expect(copy != nil && copy == (try? Data(contentsOf: source.appendingPathComponent(from))), "\(file) is \(from) (GNOME Shell \(version))")
             }
+            // The shell loads an extension only when its metadata lists the shell's major version:
+            // the entry's metadata.json, with a newer major than it lists added.
+            let major = String(version.prefix { $0 != "." })
+            let metadata = try? JSONSerialization.jsonObject(with: Data(contentsOf: installed.appendingPathComponent("metadata.json"))) as? [String: Any]
+            var expected = try #require(
+                try JSONSerialization.jsonObject(with: Data(contentsOf: source.appendingPathComponent("\(entry)/metadata.json"))) as? [String: Any])
+            let listed = expected["shell-version"] as? [String] ?? []
+            expected["shell-version"] = listed.contains(major) ? listed : listed + [major]
+            #expect(metadata.map { NSDictionary(dictionary: $0) } == NSDictionary(dictionary: expected),
+                "metadata.json is \(entry)/metadata.json naming GNOME Shell \(major): \(metadata ?? [:])")
             // The rendering vocabulary's declaration, as a module the shell imports.
             let declaration = try String(contentsOf: repositoryRoot.appendingPathComponent("vocabulary/vocabulary.json"), encoding: .utf8)
             let module = try? String(contentsOf: installed.appendingPathComponent("lib/declaration.js"), encoding: .utf8)
@@ -472,6 +497,12 @@ extension GnomeShellSession {
         #expect(info.stdout.contains("'state': <1.0>") && info.stdout.contains("'error': <''>"), "\(info.stdout)")
         let ours = Self.jsProblems(in: shell.printed()).filter { $0.contains(Self.uuid) || $0.contains("renderers/gnome-shell") }
         #expect(ours.isEmpty, "the shell logged JS errors from the extension:\n\(ours.joined(separator: "\n\n"))")
+    }
+
+    /// The shell's log has no Clutter-CRITICAL line: the extension asked Clutter nothing it asserts against.
+    func expectNoClutterCriticals() {
+        let criticals = shell.printed().split(separator: "\n").filter { $0.contains("Clutter-CRITICAL") }
+        #expect(criticals.isEmpty, "the shell logged Clutter's assertions:\n\(criticals.joined(separator: "\n"))")
     }
 
     /// Each JS ERROR or JS WARNING gjs logged, with the lines of its stack that follow it.
@@ -581,7 +612,7 @@ final class ShellSession: ScreenSession, GnomeShellSession, @unchecked Sendable 
         var display: VirtualDisplay?
         var shell: Launched?
         do {
-            let record = try fixture.installTapMe(environment: ["WIDGETHOST_TEST_ACTIONS": "refresh,toggle-light:b"])
+            let record = try fixture.installTapMe(environment: ["WIDGETHOST_TEST_ACTIONS": "refresh,toggle-light"])
             let rangersRecord = try rangers.map { try fixture.installEmojiRangers($0) }
             let prepared = try await fixture.prepareGnomeShell()
             systemBus = prepared.systemBus
@@ -606,6 +637,16 @@ final class ShellSession: ScreenSession, GnomeShellSession, @unchecked Sendable 
 
     func writeSettings(colourScheme: String) throws {
         try fixture.writeShellSettings(colourScheme: colourScheme)
+    }
+
+    /// Places Tap Me's red widget and, right of it, its medium one with a link, and gives the
+    /// first the keyboard's focus with the shortcut (Super+Alt+W), as the keyboard tests begin.
+    func focusTwoWidgets() async throws {
+        try await place(try exampleFile("tap-me/red.json"))
+        try await place(try exampleFile("tap-me/show-red-link.json"), family: "systemMedium")
+        try await drive("find", "Show Red View", "--role", "link")
+        try await drive("key", "super+alt+w")
+        try await drive("focused", "Tap for red")
     }
 
     /// Ends gnome-shell and starts it again on the same display and buses, as when a person restarts it (Alt+F2 r).
@@ -742,5 +783,83 @@ extension ShellSession {
     func launchEmojiRangers() async throws {
         let rangers = try fixture.installEmojiRangers(["EMOJI_RANGERS_STEP": "600", "EMOJI_RANGERS_START_HEALTH": "60"])
         try await fixture.launchEmojiRangers(app.connection, record: rangers)
+    }
+}
+
+extension GnomeShellTests {
+    @Test("A frozen host (stopped with SIGSTOP) costs the shell nothing: while a tap waits for it, a widget's menu and a Live Activity's popup open at once; the tap's call times out and the widget says WidgetHost did not answer; once the host runs again, new content is drawn and a tap reaches the app")
+    func frozenHost() async throws {
+        let shell = try await ShellSession.start()
+        defer { shell.stop() }
+        let widget = try await shell.place(try exampleFile("tap-me/red.json"))
+        try await shell.startDelivery(eta: 10)
+        let red = try await shell.element("Tap for red", role: "push button")
+        try await shell.drive("find", "Delivery 10 min", "--role", "push button")
+        let pid = try #require(shell.fixture.hostProcess?.processIdentifier)
+        kill(pid, SIGSTOP)
+        var frozen = true
+        defer { if frozen { kill(pid, SIGCONT) } }
+
+        // The tap's call waits for the host (30 s); the shell goes on meanwhile: each step answers within seconds.
+        let clock = ContinuousClock()
+        let tapped = clock.now
+        try await shell.drive("click", "Tap for red", "--role", "push button", "--timeout", "3")
+        try await shell.xdotool("mousemove", "--sync", "\(red.x + 30)", "\(red.y + 30)", "click", "3")
+        try await shell.drive("find", "Remove Widget", "--role", "menu item", "--timeout", "3")
+        try await shell.press("Escape")
+        try await shell.drive("gone", "Remove Widget", "--timeout", "3")
+        try await shell.drive("click", "Delivery 10 min", "--role", "push button", "--button", "3", "--timeout", "3")
+        try await shell.drive("find", "Arriving in 10 min", "--role", "label", "--timeout", "3")
+        try await shell.press("Escape")
+        try await shell.drive("gone", "Arriving in 10 min", "--timeout", "3")
+        let answered = clock.now - tapped
+        #expect(answered < .seconds(20), "the shell took \(answered) for a menu and a popup while the host was stopped")
+
+        // The call times out: the widget tells the person nothing opened, and why.
+        try await shell.drive("find", "WidgetHost did not answer", "--role", "label", "--timeout", "40")
+        #expect(clock.now - tapped > .seconds(25), "shown only once the call timed out")
+        #expect(!shell.records().contains { $0["call"] as? String == "open" }, "the stopped host sent nothing: \(shell.records())")
+
+        // Running again, the host is followed as before: new content is drawn, and a tap reaches the app.
+        kill(pid, SIGCONT)
+        frozen = false
+        try await shell.app.setContent(widget, try exampleFile("tap-me/green.json"))
+        try await shell.drive("click", "Tap for green", "--role", "push button", "--timeout", "5")
+        _ = try await shell.waitForRecord { ($0["uris"] as? [String]) == ["tap-me-widget://show-green"] }
+        try await shell.expectNoExtensionErrors()
+    }
+
+    @Test("Widgets are in the wallpaper's layer, below every window: an ordinary window over a widget hides it on the screen and takes the click there, which taps nothing; the window gone, the widget shows and taps again")
+    func belowWindows() async throws {
+        let shell = try await ShellSession.start()
+        defer { shell.stop() }
+        try await shell.place(##"{"type":"zstack","widgetURL":"tap-me-widget://show-red","children":[{"type":"color","color":"#ff0000"}]}"##)
+        let widget = try await shell.element("TapMeWidget", role: "push button")
+        let (x, y) = (widget.x + widget.width / 2, widget.y + widget.height / 2)
+        try await shell.drive("park")
+        #expect(shell.display.colour(x: x, y: y) == "#ff0000", "the widget is drawn: \(shell.display.colour(x: x, y: y) ?? "unreadable")")
+
+        // A maximized window, green, over the work area where the widget is.
+        let cover = try shell.fixture.launch(
+            "/usr/bin/python3", [repositoryRoot.appendingPathComponent("Tests/Fixtures/gnome-shell/cover_window.py").path, "#00ff00"],
+            environment: shell.environment.merging(["GDK_BACKEND": "x11"]) { _, new in new })
+        defer { endProcess(cover.process) }
+        #expect(await eventually(timeout: 15) { cover.printed().contains("shown") }, "\(cover.printed())")
+        #expect(await eventually(timeout: 5) { shell.display.colour(x: x, y: y) == "#00ff00" },
+            "the window hides the widget: the screen is \(shell.display.colour(x: x, y: y) ?? "unreadable") at its centre")
+        try await shell.drive("clickat", "\(x)", "\(y)")
+        #expect(await eventually(timeout: 5) { cover.printed().contains("pressed") }, "the window takes the click: \(cover.printed())")
+        try await Task.sleep(for: .seconds(1))
+        #expect(!shell.records().contains { $0["call"] as? String == "open" }, "a click on the window taps no widget: \(shell.records())")
+
+        // The window gone, the widget is on the screen again (the pointer, which Xvfb draws, off
+        // it), and a click there taps it.
+        endProcess(cover.process)
+        try await shell.drive("park")
+        #expect(await eventually(timeout: 5) { shell.display.colour(x: x, y: y) == "#ff0000" },
+            "the widget shows again: \(shell.display.colour(x: x, y: y) ?? "unreadable")")
+        try await shell.drive("clickat", "\(x)", "\(y)")
+        _ = try await shell.waitForRecord { ($0["uris"] as? [String]) == ["tap-me-widget://show-red"] }
+        try await shell.expectNoExtensionErrors()
     }
 }

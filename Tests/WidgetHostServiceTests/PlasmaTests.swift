@@ -289,7 +289,7 @@ final class PlasmaSession: ScreenSession, ConformanceScreen, @unchecked Sendable
         let fixture = try await HostFixture.make()
         var plasma: Plasma?
         do {
-            let record = try fixture.installTapMe(environment: ["WIDGETHOST_TEST_ACTIONS": "refresh,toggle-light:b"])
+            let record = try fixture.installTapMe(environment: ["WIDGETHOST_TEST_ACTIONS": "refresh,toggle-light"])
             try await fixture.startHost()
             plasma = try await Plasma.start(
                 applet: source, root: fixture.root, bus: fixture.bus, session: fixture.environment, runtime: fixture.desktopFolders.runtime,

@@ -120,6 +120,7 @@ struct PythonLibraryTests {
 
         _ = try await connection.tap(clock, "zone", ["activation_token": .string("T1")])
         _ = try await connection.tap(clock, "tick", ["surface": .string("lock-screen")])
+        _ = try await connection.tap(clock, "chime")
         let inline = try await connection.addWidget("org.example.Clock", "Clock", "accessoryInline", ["zone": .string("utc")])
         _ = await Self.content(connection, inline) { Self.text($0) == "utc" }
         _ = try await connection.tap(inline, "t", ["activation_token": .string("T3")])
@@ -130,6 +131,7 @@ struct PythonLibraryTests {
         #expect(received == [
             "call=open token=T1 url=clock://zone/cet via=link widget_id=\(id(clock))",
             "call=action parameter=3 surface=lock-screen widget_id=\(id(clock))",
+            "call=action parameter=3 surface=desktop toggle=off widget_id=\(id(clock))",
             "call=activity family=accessoryInline token=T3 type=Clock",
         ], "\(app.printed())")
 

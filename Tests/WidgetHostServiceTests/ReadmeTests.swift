@@ -157,6 +157,39 @@ struct DocumentTests {
     }
 }
 
+/// The README's shape: its quick start is the host shown end to end and the
+/// tests, nothing more; what else a reader may install or run has a section of
+/// its own.
+@Suite("README")
+struct ReadmeTests {
+    /// The lines of `markdown`'s section under the heading `## title`, up to the
+    /// next heading of its level or above (a `#` line in a code block is no heading).
+    static func section(_ title: String, of markdown: String) -> String? {
+        var lines: [Substring] = []
+        var inside = false, fenced = false
+        for line in markdown.split(separator: "\n", omittingEmptySubsequences: false) {
+            if line.hasPrefix("```") { fenced.toggle() }
+            if !fenced, line.hasPrefix("# ") || line.hasPrefix("## ") {
+                if inside { break }
+                inside = line == "## \(title)"
+            }
+            if inside { lines.append(line) }
+        }
+        return inside ? lines.joined(separator: "\n") : nil
+    }
+
+    @Test("The README's quick start runs exactly two commands: scripts/demo and scripts/test")
+    func quickStart() throws {
+        let readme = try String(contentsOf: repositoryRoot.appendingPathComponent("README.md"), encoding: .utf8)
+        let quickStart = try #require(Self.section("Quick start", of: readme), "README.md has no '## Quick start'")
+        // Its code is in sh blocks only, the ones the doc runner reads, so no command hides in another.
+        let fences = quickStart.split(separator: "\n").filter { $0.hasPrefix("```") }
+        #expect(fences.enumerated().allSatisfy { $0.offset % 2 == 1 || $0.element == "```sh" }, "the quick start's code blocks: \(fences)")
+        let commands = DocStep.steps(quickStart).map { DocStep.withoutComment($0.command).trimmingCharacters(in: .whitespaces) }
+        #expect(commands == ["scripts/demo", "scripts/test"], "the quick start runs \(commands); anything else goes in a section of its own")
+    }
+}
+
 /// The project's reference is `docs/`: every citation of it points at a file
 /// and a heading that exist, and nothing cites a file outside the repository.
 @Suite("Citations of docs/")

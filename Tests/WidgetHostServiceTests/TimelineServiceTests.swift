@@ -83,6 +83,33 @@ struct TimelineServiceTests {
         #expect((last?["context"] as? [String: Any])?["reason"] as? String == "configured")
     }
 
+    @Test("A reload after a button's action counts against the widget's daily budget: with the budget spent it waits for a slot")
+    func actionReloadsAreBudgeted() async throws {
+        let run = try await RangersRun.start(
+            environment: { _ in ["EMOJI_RANGERS_STEP": "600", "EMOJI_RANGERS_START_HEALTH": "40"] }, host: ["--daily-reload-budget", "2"])
+        defer { run.stop() }
+        let (fixture, renderer, record) = (run.fixture, run.renderer, run.record)
+        let widget = try await renderer.addWidget(Self.app, Self.kind, "systemSmall", ["hero": .string("spouty")])
+        #expect(await eventually { (try? await renderer.content(widget))?.contains("40%") == true })
+        func reasons() -> [String] {
+            fixture.records(record).compactMap { ($0["context"] as? [String: Any])?["reason"] as? String }
+        }
+
+        // "added" took the first slot, the first action's reload the second.
+        #expect(try await renderer.tap(widget, "supercharge").0 == "perform-action")
+        #expect(await eventually { reasons() == ["added", "action"] }, "\(reasons())")
+        #expect(await eventually { (try? await renderer.describeTimeline(widget))?["fetching"] == nil })
+        // The second action reaches the app, but its reload waits for a slot instead of asking the provider.
+        #expect(try await renderer.tap(widget, "supercharge").0 == "perform-action")
+        #expect(await eventually { fixture.records(record).count { $0["call"] as? String == "action" } == 2 })
+        // The reload is asked for once the delivery has ended, just after the tap's reply.
+        #expect(await eventually { (try? await renderer.describeTimeline(widget))?["waits_for_budget"] == .bool(true) })
+        let described = try await renderer.describeTimeline(widget)
+        #expect(described["budget_left"] == .uint32(0) && described["next_reload_reason"] == .string("action"), "\(described)")
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(reasons() == ["added", "action"], "no reload beyond the budget: \(reasons())")
+    }
+
     @Test("Dynamic options reach the caller from an app started by D-Bus activation; bad parameters are named errors")
     func dynamicOptions() async throws {
         let run = try await RangersRun.start(environment: { _ in ["EMOJI_RANGERS_LINGER": "1"] })
@@ -253,11 +280,12 @@ struct TimelineServiceTests {
 
 @Suite("Interactive widgets", .timeLimit(.minutes(2)))
 struct InteractiveWidgetTests {
-    @Test("A toggle sends its new state: a GApplication's boolean action gets the opposite of isOn, without being raised")
+    @Test("A toggle gives a GApplication's action its parameter as is, or none, and its new state in the platform data, without raising it")
     func toggleReachesGApplication() async throws {
         let fixture = try await HostFixture.make()
         defer { fixture.stop() }
-        let record = try fixture.installTapMe(environment: ["WIDGETHOST_TEST_ACTIONS": "toggle-light:b,dim:a{sv}"])
+        // GLib refuses an action a parameter of another type, or one it takes none of: each action records only what fits it.
+        let record = try fixture.installTapMe(environment: ["WIDGETHOST_TEST_ACTIONS": "toggle-light,dim:a{sv}"])
         try await fixture.startHost()
         let publisher = try await AppPeer(fixture, appID: "org.example.TapMe", protocol: "freedesktop")
         try await publisher.registerWidgets(#"{"widgets":[{"kind":"Lights","families":["systemSmall"]}]}"#)
@@ -272,11 +300,12 @@ struct InteractiveWidgetTests {
         #expect(await eventually { (try? await listApps(renderer)["org.example.TapMe"]?["source"]) == .string("desktop-entry") })
 
         let (outcome, details) = try await renderer.tap(widget, "light")
-        #expect(outcome == "perform-action" && details["parameter"] == .bool(false))
-        _ = try await renderer.tap(widget, "dim")
+        #expect(outcome == "perform-action" && details["parameter"] == nil && details["toggle_is_on"] == .bool(false), "\(details)")
+        let (_, dimmed) = try await renderer.tap(widget, "dim")
+        #expect(dimmed["parameter"]?.unwrapped.stringKeyedEntries?.keys.sorted() == ["room"] && dimmed["toggle_is_on"] == .bool(true), "\(dimmed)")
         let actions = fixture.records(record).filter { $0["call"] as? String == "action" }
-        #expect(actions.map { "\($0["action"] ?? "") \($0["parameter"] ?? "")" } == [
-            "toggle-light false", "dim {'room': <'hall'>, 'value': <true>}",
+        #expect(actions.map { "\($0["action"] ?? "") \(toggleDelivery($0))" } == [
+            "toggle-light parameter none, is on false", "dim parameter {'room': <'hall'>}, is on true",
         ])
         #expect(!fixture.records(record).contains { $0["call"] as? String == "activate" })
     }

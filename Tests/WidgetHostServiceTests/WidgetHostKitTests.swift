@@ -78,7 +78,9 @@ struct WidgetHostKitTests {
         app.onContinueUserActivity { activity, context in
             received.add("activity \(activity.activityType) family=\(context.family?.rawValue ?? "-") info=\(activity.userInfo["kind"]?.stringValue ?? "-")")
         }
-        app.onPerformAction { action, parameter, context in received.add("action \(action) \(parameter?.stringValue ?? "-") surface=\(context.surface?.rawValue ?? "-")") }
+        app.onPerformAction { action, parameter, context in
+            received.add("action \(action) \(parameter?.stringValue ?? "-") surface=\(context.surface?.rawValue ?? "-") on=\(context.toggleIsOn.map(String.init) ?? "-")")
+        }
         try await app.connect(bus)
         defer { app.close() }
         let renderer = try await WidgetHostRenderer.connect(bus)
@@ -92,6 +94,7 @@ struct WidgetHostKitTests {
         let tree = ViewNode.vstack(widgetURL: "kit://hero/spouty", [
             .text("Spouty", id: "name"), .link("kit://leaderboard", id: "board", [.text("Board")]),
             .button(action: "heal", parameter: .string("spouty"), id: "heal", [.text("Heal")]),
+            .toggle(action: "shield", isOn: true, parameter: .string("spouty"), id: "shield"),
         ])
         try await app.setContent(widget.id, tree)
         // The mirror sees the content change, typed.
@@ -108,7 +111,9 @@ struct WidgetHostKitTests {
         let linked = try await renderer.tap(widget.id, element: "board")
         #expect(linked.outcome == .openURL && linked.url == "kit://leaderboard" && linked.via == .link)
         let acted = try await renderer.tap(widget.id, element: "heal", surface: .lockScreen)
-        #expect(acted.outcome == .performAction && acted.action == "heal" && acted.parameter == .string("spouty"))
+        #expect(acted.outcome == .performAction && acted.action == "heal" && acted.parameter == .string("spouty") && acted.toggleIsOn == nil)
+        let toggled = try await renderer.tap(widget.id, element: "shield")
+        #expect(toggled.outcome == .performAction && toggled.parameter == .string("spouty") && toggled.toggleIsOn == false)
         let inline = try await renderer.addWidget(appID: "org.example.Kit", kind: "Hero", family: .accessoryInline)
         let continued = try await renderer.tap(inline.id)
         #expect(continued.outcome == .continueUserActivity && continued.activityType == "Hero")
@@ -117,7 +122,8 @@ struct WidgetHostKitTests {
         #expect(received.all == [
             "url kit://hero/spouty token=tok-9 widget=\(widget.id) via=widget-url",
             "url kit://leaderboard token=- widget=\(widget.id) via=link",
-            "action heal spouty surface=lock-screen",
+            "action heal spouty surface=lock-screen on=-",
+            "action shield spouty surface=desktop on=false",
             "activity Hero family=accessoryInline info=Hero",
         ])
         #expect(try await app.currentConfigurations().map(\.id) == [widget.id, inline.id])

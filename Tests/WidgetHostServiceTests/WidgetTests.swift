@@ -389,3 +389,11 @@ extension HostFixture {
         }
     }
 }
+
+/// What a tapme_gapp.py app recorded of a toggle's action: its parameter and
+/// the new state beside it in the platform data (`org.widgethost.toggle-is-on`),
+/// each as GLib prints it, "none" when absent (docs/delivery.md#platform-data-and-context).
+func toggleDelivery(_ record: [String: Any]) -> String {
+    let state = (record["platform_data"] as? [String: Any])?["org.widgethost.toggle-is-on"] as? String
+    return "parameter \(record["parameter"] as? String ?? "none"), is on \(state ?? "none")"
+}

@@ -147,6 +147,8 @@ class Context:
         self.source = data.get("org.widgethost.source", {})
         for key in ("kind", "family", "widget_id", "activity_id", "attributes_type", "presentation", "surface", "via"):
             setattr(self, key, self.source.get(key))
+        # For a toggle's action, the state the tap turns it to; None for a button and other deliveries.
+        self.toggle_is_on = data.get("org.widgethost.toggle-is-on")
         # Past its deadline the host no longer waits for the delivery (the app was stopped or busy): drop it.
         self.late = time.time() * 1000 > data.get("org.widgethost.deadline", float("inf"))
 

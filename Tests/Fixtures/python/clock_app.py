@@ -32,6 +32,7 @@ class Clock(widgethost.App):
             {"type": "text", "id": "t", "text": f"{text} in {zone}"},
             {"type": "link", "id": "zone", "url": f"clock://zone/{zone}", "children": [{"type": "text", "text": zone}]},
             {"type": "button", "id": "tick", "action": "tick", "parameter": 3, "children": [{"type": "text", "text": "Tick"}]},
+            {"type": "toggle", "id": "chime", "action": "tick", "parameter": 3, "isOn": True, "label": "Chime"},
         ]}) for delay, text in ((0, "now"), (1, "later"))], "never")
 
     async def options(self, kind, parameter, configuration):  # a coroutine: answered when it returns
@@ -47,7 +48,15 @@ class Clock(widgethost.App):
 
 
 app = Clock(sys.argv[1] if len(sys.argv) > 1 else "org.example.Clock", schemes=["clock"], bundle=BUNDLE)
-app.action("tick", lambda parameter, context: record("action", parameter=parameter, widget_id=context.widget_id, surface=context.surface))
+
+
+def tick(parameter, context):
+    # A toggle gives its parameter as a button does; its new state comes beside it.
+    state = {} if context.toggle_is_on is None else {"toggle": "on" if context.toggle_is_on else "off"}
+    record("action", parameter=parameter, widget_id=context.widget_id, surface=context.surface, **state)
+
+
+app.action("tick", tick)
 
 
 async def main():

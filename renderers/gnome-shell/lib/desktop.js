@@ -158,7 +158,8 @@ class DesktopWidget {
  *                    waits for when the app is not to show a window
  *   contextMenu(), backgroundMenus(decorate), menuPoint(), PopupMenu, notify(title, body):
  *                    the menus (see menus.js)
- *   addFocusGroup(actor, name, icon, focus), addKeybinding(key, handler), unfocus(): the keyboard
+ *   addFocusGroup(actor, name, icon, focus), addKeybinding(key, handler), keepKeyboard(actor) → a
+ *                    function that stops it, unfocus(): the keyboard
  *   log(message)
  * `mirror` is the Mirror it follows (made for it when null: on `bus`, a
  * Gio.DBusConnection, or the session bus when null too).
@@ -224,6 +225,8 @@ export class Desktop {
         // The keyboard's ways here: Ctrl+Alt+Tab lists the widgets, and the shortcut focuses them.
         this.stopFocusGroup = shell.addFocusGroup(this.container, 'Desktop Widgets', 'view-grid-symbolic', () => this.focus());
         this.stopKeybinding = shell.addKeybinding(FOCUS_WIDGETS, () => this.focus());
+        // A tap starts the app: the keyboard stays on the widget meanwhile, so the next key (Tab) is not lost.
+        this.stopKeepingKeyboard = shell.keepKeyboard(this.container);
         this.stopListening = this.mirror.listen(listener);
     }
 
@@ -356,6 +359,7 @@ export class Desktop {
         this.destroyed = true;
         this.stopListening();
         this.stopKeybinding();
+        this.stopKeepingKeyboard();
         this.stopFocusGroup();
         this.stopBackgroundMenus();
         this.menu.destroy();

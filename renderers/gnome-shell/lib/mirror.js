@@ -189,8 +189,14 @@ function replied(done) {
     };
 }
 
-/** A D-Bus error's text without GDBus's remote-error prefix. */
+/**
+ * A D-Bus error's text without GDBus's remote-error prefix; a call the host
+ * left unanswered (stopped, or too busy) until its timeout says so in a
+ * person's words rather than GIO's "Timeout was reached".
+ */
 export function errorText(error) {
+    if (error instanceof GLib.Error && error.matches(Gio.IOErrorEnum, Gio.IOErrorEnum.TIMED_OUT))
+        return 'WidgetHost did not answer';
     if (error instanceof GLib.Error)
         Gio.DBusError.strip_remote_error(error);
     return error.message ?? String(error);

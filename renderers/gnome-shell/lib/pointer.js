@@ -44,9 +44,10 @@ export class PointerTracker {
 
     onEvent(event) {
         const type = event.type();
-        const touch = type === Clutter.EventType.TOUCH_BEGIN || type === Clutter.EventType.TOUCH_UPDATE
-            || type === Clutter.EventType.TOUCH_END;
-        const button = touch ? 1 : event.get_button?.() ?? 0;
+        // Only a button event has a button: Clutter asserts (Clutter-CRITICAL in the
+        // shell's log) when asked for the button of a key or motion event. A touch is the primary one.
+        const button = type === Clutter.EventType.BUTTON_PRESS || type === Clutter.EventType.BUTTON_RELEASE
+            ? event.get_button() : 1;
         if (type === Clutter.EventType.BUTTON_PRESS || type === Clutter.EventType.TOUCH_BEGIN)
             return this.begin(event, button);
         if (type === Clutter.EventType.MOTION || type === Clutter.EventType.TOUCH_UPDATE)

@@ -154,6 +154,27 @@ export function facade({Main, PanelMenu, PopupMenu, global, uuid, settings = nul
             return () => Main.wm.removeKeybinding(key);
         },
 
+        // Keeps the keyboard on `actor` (the desktop's widgets) while an app
+        // starts. On X11 the shell, when an app begins to start (a startup
+        // sequence, as each tap's token is), moves the display's input focus
+        // off its stage so that no window has it until the app's comes
+        // (_shell_app_handle_startup_sequence), and gives the stage its focus
+        // back only once it sees the stage lose it (a round trip to the X
+        // server, later still on a busy machine): a key pressed right after
+        // Enter tapped a widget went nowhere. Right after the shell moves the
+        // focus, in the same dispatch, this asks for the stage's focus again
+        // as the shell itself then does (the stage's key focus is notified).
+        // An app's window that comes still gets the focus. Returns what stops it.
+        keepKeyboard(actor) {
+            const tracker = Shell.WindowTracker.get_default();
+            const changed = tracker.connect('startup-sequence-changed', () => {
+                const focused = global.stage.get_key_focus();
+                if (focused !== null && focused !== global.stage && actor.contains(focused))
+                    global.stage.notify('key-focus');
+            });
+            return () => tracker.disconnect(changed);
+        },
+
         // Gives the keyboard back to the windows: the shell then focuses the topmost one.
         unfocus() {
             global.stage.set_key_focus(null);
