@@ -162,20 +162,31 @@ struct GnomeShellTests {
         shell.expectNoClutterCriticals()
     }
 
-    @Test("On a top bar without room for the compact presentations (a narrow screen), the pill shows the activity's minimal presentation, and a click taps that")
+    @Test("On a top bar without room for the compact presentations (a narrow screen), the pill shows the activity's minimal presentation; the clock without its date leaves room, and the pill turns compact, then minimal again with the date back; a click taps the minimal presentation")
     func crowdedBar() async throws {
-        let shell = try await ShellSession.start(screenWidth: 560)
+        // 612 pixels: the top bar's sides (157 wide on the left) leave room for the clock with its
+        // date and the minimal presentation, or for the clock without its date and the compact ones.
+        let shell = try await ShellSession.start(screenWidth: 612)
         defer { shell.stop() }
         let activity = try await shell.startDelivery(eta: 10)
         // Named by its minimal presentation, the delivery icon's label.
         let pill = try await shell.element("Delivery", role: "push button")
-        #expect(pill.y < 8 && pill.height <= 40 && pill.x > 280, "in the top bar, right of the clock: \(pill)")
+        #expect(pill.y < 8 && pill.height <= 40 && pill.x > 306, "in the top bar, right of the clock: \(pill)")
         try await shell.drive("gone", "Delivery 10 min", "--timeout", "2")
+
+        // The top bar laid out anew with a narrower clock (no date), the compact presentations have room; with the date back, not.
+        try await shell.setShellSetting("org.gnome.desktop.interface", "clock-show-date", "false")
+        try await shell.drive("find", "Delivery 10 min", "--role", "push button", "--timeout", "5")
+        try await shell.setShellSetting("org.gnome.desktop.interface", "clock-show-date", "true")
+        try await shell.drive("find", "Delivery", "--role", "push button", "--timeout", "5")
+        try await shell.drive("gone", "Delivery 10 min", "--timeout", "2")
+
         try await shell.drive("click", "Delivery", "--role", "push button")
         let open = try await shell.waitForRecord { $0["call"] as? String == "open" }
         #expect(open["uris"] as? [String] == ["delivery-tracker://order/1234"], "the minimal presentation opens the activity's URL")
         let source = (open["platform_data"] as? [String: String])?["org.widgethost.source"] ?? ""
-        #expect(source.contains("'activity_id': <'\(activity.split(separator: "/").last!)'>") && source.contains("<'minimal'>"), "a tap on the minimal presentation: \(source)")
+        #expect(source.contains("'activity_id': <'\(activity.split(separator: "/").last!)'>") && source.contains("<'minimal'>"),
+            "a tap on the minimal presentation: \(source)")
         try await shell.expectNoExtensionErrors()
         shell.expectNoClutterCriticals()
     }
@@ -693,6 +704,12 @@ final class ShellSession: ScreenSession, GnomeShellSession, @unchecked Sendable 
         }
         try await held()
         try await xdotool("mouseup", "1")
+    }
+
+    /// Sets a key of the shell's settings with gsettings, through the keyfile the shell follows, as the Settings app would.
+    func setShellSetting(_ schema: String, _ key: String, _ value: String) async throws {
+        let set = try await runCommand("/usr/bin/gsettings", ["set", schema, key, value], environment: fixture.environment.merging(environment) { _, new in new })
+        if !set.succeeded { throw PrivateBusError("gsettings set \(schema) \(key) \(value) failed: \(set)") }
     }
 
     /// The extension's keys as GSettings wrote them in the keyfile (GVariant text), by name.
