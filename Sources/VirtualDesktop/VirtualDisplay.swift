@@ -23,7 +23,8 @@ public final class VirtualDisplay: @unchecked Sendable {
     /// last server has not quite given back) is replaced, up to 3 times.
     /// `-noreset`: the server does not start over each time its last client
     /// leaves, so a client connecting at that moment is not turned away.
-    public init(directory: URL) throws {
+    /// Its one screen is `width` by `height` pixels.
+    public init(directory: URL, width: Int = 1280, height: Int = 900) throws {
         let fb = directory.appendingPathComponent("fb")
         try FileManager.default.createDirectory(at: fb, withIntermediateDirectories: true)
         framebuffer = fb.appendingPathComponent("Xvfb_screen0").path
@@ -33,7 +34,7 @@ public final class VirtualDisplay: @unchecked Sendable {
             _ = FileManager.default.createFile(atPath: log.path, contents: nil)
             let process = Process()
             process.executableURL = URL(fileURLWithPath: "/usr/bin/Xvfb")
-            process.arguments = ["-displayfd", "1", "-nolisten", "tcp", "-noreset", "-screen", "0", "1280x900x24", "-fbdir", fb.path]
+            process.arguments = ["-displayfd", "1", "-nolisten", "tcp", "-noreset", "-screen", "0", "\(width)x\(height)x24", "-fbdir", fb.path]
             let output = Pipe()
             process.standardOutput = output
             process.standardError = try FileHandle(forWritingTo: log)

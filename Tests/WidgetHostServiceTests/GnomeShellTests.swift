@@ -76,7 +76,7 @@ struct GnomeShellTests {
         try await session.expectErrorShownOnWidget()
     }
 
-    @Test("A Live Activity in the top bar: a pill right of the clock showing its compact presentations, a click opens the app at its URL with a token the shell minted, its expanded presentation in a popup whose link works; it follows Update, a second activity, a host restart, the extension's disabling and End")
+    @Test("A Live Activity in the top bar: a pill right of the clock showing its compact presentations, a click opens the app at its URL with a token the shell minted, its expanded presentation in a popup whose link works; it follows Update, a more relevant activity taking its place, a host restart, the extension's disabling and End")
     func liveActivityPill() async throws {
         let shell = try await ShellSession.start()
         defer { shell.stop() }
@@ -121,19 +121,19 @@ struct GnomeShellTests {
         #expect(mapSource.contains("<'expanded'>"), "\(map)")
         try await shell.drive("gone", "Track on map", "--timeout", "3")
 
-        // Two activities: each shows its minimal presentation, the more relevant one nearer the clock.
+        // Two activities: only the more relevant one is in the top bar, in its compact form, which has room there.
         let timer = try await shell.app.startActivity(
             "TimerAttributes",
             #"{"widgetURL":"tap-me-widget://timer","lockScreen":{"type":"text","text":"Timer"},"compactLeading":{"type":"text","text":"Timer"},"compactTrailing":{"type":"text","text":"5:00"},"minimal":{"type":"text","text":"5:00"},"expanded":{"type":"text","text":"Timer 5:00"}}"#,
             ["relevance": .double(5)])
-        let first = try await shell.element("5:00", role: "push button", timeout: 3)
-        let second = try await shell.element("Delivery", role: "push button")
-        #expect(first.x < second.x && first.y < 8 && second.y < 8, "both in the top bar, the more relevant first: \(first), \(second)")
+        let shown = try await shell.element("Timer 5:00", role: "push button", timeout: 3)
+        #expect(shown.y < 8 && shown.x > 640, "in the top bar, right of the clock: \(shown)")
         try await shell.drive("gone", "Delivery 7 min", "--timeout", "2")
-        try await shell.drive("click", "5:00", "--role", "push button")
-        let minimal = try await shell.waitForRecord { ($0["uris"] as? [String]) == ["tap-me-widget://timer"] }
-        let minimalSource = (minimal["platform_data"] as? [String: String])?["org.widgethost.source"] ?? ""
-        #expect(minimalSource.contains("<'minimal'>"), "\(minimal)")
+        try await shell.drive("gone", "Delivery", "--timeout", "2")
+        try await shell.drive("click", "Timer 5:00", "--role", "push button")
+        let compact = try await shell.waitForRecord { ($0["uris"] as? [String]) == ["tap-me-widget://timer"] }
+        let compactSource = (compact["platform_data"] as? [String: String])?["org.widgethost.source"] ?? ""
+        #expect(compactSource.contains("<'compactLeading'>") || compactSource.contains("<'compactTrailing'>"), "\(compact)")
         try await shell.app.endActivity(timer, dismissal: "immediate")
         try await shell.drive("find", "Delivery 7 min", "--role", "push button", "--timeout", "3")
 
@@ -159,6 +159,35 @@ struct GnomeShellTests {
         try await shell.drive("gone", "Delivery 7 min", "--timeout", "3")
         try await shell.expectNoExtensionErrors()
         // Redrawn under the pointer (the Update above), the pill trips no assertion of Clutter's.
+        shell.expectNoClutterCriticals()
+    }
+
+    @Test("On a top bar without room for the compact presentations (a narrow screen), the pill shows the activity's minimal presentation; the clock without its date leaves room, and the pill turns compact, then minimal again with the date back; a click taps the minimal presentation")
+    func crowdedBar() async throws {
+        // 612 pixels: the top bar's sides (157 wide on the left) leave room for the clock with its
+        // date and the minimal presentation, or for the clock without its date and the compact ones.
+        let shell = try await ShellSession.start(screenWidth: 612)
+        defer { shell.stop() }
+        let activity = try await shell.startDelivery(eta: 10)
+        // Named by its minimal presentation, the delivery icon's label.
+        let pill = try await shell.element("Delivery", role: "push button")
+        #expect(pill.y < 8 && pill.height <= 40 && pill.x > 306, "in the top bar, right of the clock: \(pill)")
+        try await shell.drive("gone", "Delivery 10 min", "--timeout", "2")
+
+        // The top bar laid out anew with a narrower clock (no date), the compact presentations have room; with the date back, not.
+        try await shell.setShellSetting("org.gnome.desktop.interface", "clock-show-date", "false")
+        try await shell.drive("find", "Delivery 10 min", "--role", "push button", "--timeout", "5")
+        try await shell.setShellSetting("org.gnome.desktop.interface", "clock-show-date", "true")
+        try await shell.drive("find", "Delivery", "--role", "push button", "--timeout", "5")
+        try await shell.drive("gone", "Delivery 10 min", "--timeout", "2")
+
+        try await shell.drive("click", "Delivery", "--role", "push button")
+        let open = try await shell.waitForRecord { $0["call"] as? String == "open" }
+        #expect(open["uris"] as? [String] == ["delivery-tracker://order/1234"], "the minimal presentation opens the activity's URL")
+        let source = (open["platform_data"] as? [String: String])?["org.widgethost.source"] ?? ""
+        #expect(source.contains("'activity_id': <'\(activity.split(separator: "/").last!)'>") && source.contains("<'minimal'>"),
+            "a tap on the minimal presentation: \(source)")
+        try await shell.expectNoExtensionErrors()
         shell.expectNoClutterCriticals()
     }
 
@@ -606,7 +635,8 @@ final class ShellSession: ScreenSession, GnomeShellSession, @unchecked Sendable 
     }
 
     /// With `rangers`, Emoji Rangers is installed too (with those settings), started, and has published its bundle.
-    static func start(rangers: [String: String]? = nil) async throws -> ShellSession {
+    /// The screen is `screenWidth` pixels wide.
+    static func start(rangers: [String: String]? = nil, screenWidth: Int = 1280) async throws -> ShellSession {
         let fixture = try await HostFixture.make()
         var systemBus: PrivateBus?
         var display: VirtualDisplay?
@@ -616,7 +646,7 @@ final class ShellSession: ScreenSession, GnomeShellSession, @unchecked Sendable 
             let rangersRecord = try rangers.map { try fixture.installEmojiRangers($0) }
             let prepared = try await fixture.prepareGnomeShell()
             systemBus = prepared.systemBus
-            display = try VirtualDisplay(directory: fixture.root)
+            display = try VirtualDisplay(directory: fixture.root, width: screenWidth)
             let environment = prepared.environment.merging(["DISPLAY": display!.display]) { _, new in new }
             shell = try fixture.launch("/usr/bin/gnome-shell", ["--x11", "--replace", "--sm-disable"], environment: environment)
             let app = try await fixture.tapMePeer()
@@ -674,6 +704,12 @@ final class ShellSession: ScreenSession, GnomeShellSession, @unchecked Sendable 
         }
         try await held()
         try await xdotool("mouseup", "1")
+    }
+
+    /// Sets a key of the shell's settings with gsettings, through the keyfile the shell follows, as the Settings app would.
+    func setShellSetting(_ schema: String, _ key: String, _ value: String) async throws {
+        let set = try await runCommand("/usr/bin/gsettings", ["set", schema, key, value], environment: fixture.environment.merging(environment) { _, new in new })
+        if !set.succeeded { throw PrivateBusError("gsettings set \(schema) \(key) \(value) failed: \(set)") }
     }
 
     /// The extension's keys as GSettings wrote them in the keyfile (GVariant text), by name.

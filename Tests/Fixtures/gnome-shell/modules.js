@@ -138,7 +138,7 @@ const loop = new GLib.MainLoop(null, false);
         [['Ant', [['Leaders', ['Medium'], []]]],
             ['Bee', [['K', ['Small', 'Inline'], [{name: 'hero', title: 'Hero', dynamic: true}, {name: 'city', title: 'city', dynamic: false}]]]]]);
     same('a kind is found by app and kind', [findKind(apps, 'org.example.A', 'L')?.name, findKind(apps, 'org.example.A', 'K')], ['Leaders', null]);
-    const {byRelevance, pillName} = await import(`file://${work}/lib/bar.js`);
+    const {byRelevance, compactFits, pillName} = await import(`file://${work}/lib/bar.js`);
     same('Live Activities in the host\'s order: relevance, then the earlier start, then the id',
         [{relevance: 0, start: 5, id: 'a3'}, {relevance: 2, start: 9, id: 'a10'}, {relevance: 0, start: 5, id: 'a2'},
             {relevance: 0, start: 4, id: 'a11'}].sort(byRelevance).map(a => a.id), ['a10', 'a11', 'a2', 'a3']);
@@ -148,6 +148,12 @@ const loop = new GLib.MainLoop(null, false);
         minimal: {type: 'image', icon: 'box'}}};
     same('a pill is named by what it shows', [pillName(delivery, 'compact'), pillName(delivery, 'minimal')],
         ['Delivery 7 min', 'org.example.Delivery']);
+    // A top bar 1000 wide, its wider side 300: the centre box has room for 400.
+    const bar = {width: 1000, left: 100, centre: 250, right: 300};
+    same('the compact form fits while the centre box with it leaves the wider side its width on both sides',
+        [compactFits(bar, 60, 210), compactFits(bar, 60, 211), compactFits(bar, 210, 360), compactFits(bar, 210, 361),
+            compactFits({...bar, width: 0}, 60, 900)],
+        [true, false, true, false, true]);
     same('widgets in the order they were placed', ['w10', 'w2', 'w1'].sort(byPlacement), ['w1', 'w2', 'w10']);
 })().catch(error => {
     check('the modules load', false, `${error}\n${error.stack}`);

@@ -71,6 +71,27 @@ export function facade({Main, PanelMenu, PopupMenu, global, uuid, settings = nul
             panel.addToStatusArea(role, button, after + index, 'center');
         },
 
+        // The top bar's width and the natural widths of its left, centre and
+        // right boxes. The shell gives the centre box (the clock's) its natural
+        // width, centred, and each side only what is left beside it
+        // (Panel.vfunc_allocate): the centre box has room as long as twice the
+        // wider side fits beside it.
+        barWidths() {
+            const panel = Main.panel;
+            const natural = box => box.get_preferred_width(-1)[1];
+            return {width: panel.width, left: natural(panel._leftBox), centre: natural(panel._centerBox), right: natural(panel._rightBox)};
+        },
+
+        // Calls `callback` whenever the top bar or one of its boxes is laid out
+        // anew (a monitor's new width, an indicator come or gone, a clock or a
+        // pill grown). Returns what stops it.
+        onBarAllocated(callback) {
+            const panel = Main.panel;
+            const connected = [panel, panel._leftBox, panel._centerBox, panel._rightBox]
+                .map(actor => [actor, actor.connect('notify::allocation', () => callback())]);
+            return () => connected.forEach(([actor, id]) => actor.disconnect(id));
+        },
+
         // Into the top bar's right, left of the system menu, as other indicators go.
         addIndicator(role, button) {
             Main.panel.addToStatusArea(role, button);
