@@ -245,7 +245,7 @@ struct TapsBench: AsyncParsableCommand {
         abstract: "Tap → app handler → reply through widget-hostd (its own process) vs a direct libdbus echo round trip.")
 
     @Option(help: "Taps measured for latency.") var count = 5_000
-    @Option(help: "Taps in the pipelined run.") var pipelined = 50_000
+    @Option(help: "Taps in the pipelined run.") var pipelined = 120_000
     @Option(help: "Taps in flight in the pipelined run.") var window = 64
     @Option(help: "Placed-widget counts to measure at.") var scales: [Int] = [100, 10_000, 100_000]
     @Option(help: "The widget-hostd to measure, such as the installed /usr/bin/widget-hostd (default: the one built beside this benchmark).")
@@ -343,11 +343,12 @@ struct TapsBench: AsyncParsableCommand {
         let latencies = try await latency(count, [floorCall, tap, relayTap])
         let (floor, taps, relayLatency) = (latencies[0], latencies[1], latencies[2])
 
-        // Pipelined: three rounds, each running the floor, the host and the relay in turn.
+        // Pipelined: six rounds, each running the floor, the host and the relay in turn: on two
+        // cores shared with the bus, turns of under a second measured the scheduler as much as the host.
         var seconds = [0.0, 0.0, 0.0]
         var hostCPU = 0.0, relayCPU = 0.0
         var hostAllocated: UInt64 = 0, relayAllocated: UInt64 = 0
-        let rounds = 3
+        let rounds = 6
         for round in 0..<rounds {
             let share = total / rounds + (round < total % rounds ? 1 : 0)
             for (index, make) in [floorCall, tap, relayTap].enumerated() {
