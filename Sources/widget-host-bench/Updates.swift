@@ -38,14 +38,14 @@ struct UpdatesBench: AsyncParsableCommand {
         let syncP50 = try Self.fdatasyncP50(in: parent)
         row("this disk's fdatasync p50", us(syncP50))
         try await measure(parent: parent, preload: nil, scale: 1, diskSync: syncP50, extraSync: 0)
-        try await tapsWhileUpdating(parent: parent, preload: nil)
+        try await tapsWhileUpdating(parent: parent, preload: nil, extraSync: 0)
         if slowSyncMs > 0 {
             let shim = try await SlowSync.build(milliseconds: slowSyncMs)
             defer { shim.remove() }
             say("")
             say("with every fsync/fdatasync of the host \(slowSyncMs) ms slower (LD_PRELOAD shim)")
             try await measure(parent: parent, preload: shim.path, scale: 10, diskSync: syncP50 + Double(slowSyncMs) * 1000, extraSync: UInt32(slowSyncMs) * 1000)
-            try await tapsWhileUpdating(parent: parent, preload: shim.path)
+            try await tapsWhileUpdating(parent: parent, preload: shim.path, extraSync: UInt32(slowSyncMs) * 1000)
         }
     }
 
@@ -178,7 +178,7 @@ struct UpdatesBench: AsyncParsableCommand {
     /// something else slows all alike.
     /// Taps take no sync, so as many are measured with slow syncs as on the
     /// real disk: a p99 needs them.
-    func tapsWhileUpdating(parent: String, preload: String?) async throws {
+    func tapsWhileUpdating(parent: String, preload: String?, extraSync: UInt32) async throws {
         let rounds = self.rounds, perRound = max(50, count / rounds)
         let bus = try PrivateBus()
         defer { bus.stop() }
@@ -195,34 +195,55 @@ struct UpdatesBench: AsyncParsableCommand {
         _ = try app.call(Host1Widget.Proxy(client, path: tapped).setContentMessage(contentJSON: #"{"type":"text","id":"t","widgetURL":"bench://open"}"#))
         app.start()
         defer { app.stop() }
-        var streams: [(DirectLibdbus.Client, @Sendable () throws -> Message)] = []
+        var streams: [(DirectLibdbus.Client, @Sendable () throws -> Message)] = [], writtenWidgets: [String] = []
         for n in 0..<apps {
             let writer = try DirectLibdbus.Client(address: bus.address)
             let widget = try await registerBenchApp("org.example.Writer\(n)", on: { try writer.call($0) }, client)
             streams.append((writer, Self.setContent(client, widget)))
+            writtenWidgets.append(widget)
         }
         let flooder = try DirectLibdbus.Client(address: bus.address)
         let flooded = Self.setContent(client, try await registerBenchApp("org.example.Flood", on: { try flooder.call($0) }, client))
         let renderer = try DirectLibdbus.Client(address: bus.address)
         let tap: @Sendable () throws -> Message = { try Host1Widget.Proxy(client, path: tapped).tapMessage(elementID: "t", options: [:]) }
-        let taps: @Sendable () throws -> Stats = {
-            var stats = Stats()
-            for _ in 0..<perRound { stats.record(try renderer.roundTrip(tap())) }
-            return stats
-        }
         _ = try await onThread { for _ in 0..<200 { _ = try renderer.roundTrip(tap()) } }
+
+        // The ceiling: the taps relay, tapped alone and while the same apps stream
+        // the same SetContent calls at the same rate to the durable relay, which
+        // syncs them as the host does. What the relays' taps lose to the
+        // streaming is the machine's share; the rest is the host's.
+        let durable = try DirectLibdbus.DurableRelay(address: bus.address, path: stateDirectory + "-relay", extraSyncDelay: extraSync)
+        let durableName = durable.uniqueName
+        Thread { durable.run() }.start()
+        defer {
+            durable.stop()
+            try? FileManager.default.removeItem(atPath: stateDirectory + "-relay")
+        }
+        let appName = app.uniqueName
+        let relay = try await onThread { try RelayProcess(address: bus.address, app: appName, widget: tapped, adding: [:]) }
+        defer { relay.stop() }
+        let relayName = relay.uniqueName
+        let relayTap: @Sendable () throws -> Message = {
+            try Host1Widget.Proxy(client, destination: relayName, path: tapped).tapMessage(elementID: "t", options: [:])
+        }
+        _ = try await onThread { for _ in 0..<200 { _ = try renderer.roundTrip(relayTap()) } }
+        let relayStreams = zip(streams, writtenWidgets).map { stream, widget in (stream.0, Self.setContent(client, widget, to: durableName)) }
 
         /// Taps while `load` runs on threads of its own; what the load got,
         /// for how long it ran, and the host's CPU time meanwhile.
         let hostID = host.processIdentifier
         func whileLoaded(
-            _ load: [@Sendable (Locked<Bool>) -> DirectLibdbus.Client.Streamed]
+            _ load: [@Sendable (Locked<Bool>) -> DirectLibdbus.Client.Streamed], tapping make: @escaping @Sendable () throws -> Message = tap
         ) async throws -> (taps: Stats, streamed: DirectLibdbus.Client.Streamed, seconds: Double, cpu: Double) {
             let stop = Locked(false)
             let started = monotonicNanoseconds(), cpu = cpuSeconds(hostID)
             let running = load.map { body in Task.detached { try await onThread { body(stop) } } }
             try await Task.sleep(for: .milliseconds(200))
-            let measured = try await onThread(taps)
+            let measured = try await onThread {
+                var stats = Stats()
+                for _ in 0..<perRound { stats.record(try renderer.roundTrip(make())) }
+                return stats
+            }
             stop.withLock { $0 = true }
             let seconds = Double(monotonicNanoseconds() - started) / 1e9, used = cpuSeconds(hostID) - cpu
             var total = DirectLibdbus.Client.Streamed()
@@ -237,7 +258,7 @@ struct UpdatesBench: AsyncParsableCommand {
         }
 
         let appRate = self.appRate, streamWindow = self.streamWindow
-        var alone = Stats(), steady = Stats(), flood = Stats()
+        var alone = Stats(), steady = Stats(), flood = Stats(), relayAlone = Stats(), relaySteady = Stats()
         var steadyGot = DirectLibdbus.Client.Streamed(), floodGot = DirectLibdbus.Client.Streamed()
         var aloneSeconds = 0.0, steadySeconds = 0.0, floodSeconds = 0.0
         var aloneCPU = 0.0, steadyCPU = 0.0, floodCPU = 0.0
@@ -257,6 +278,14 @@ struct UpdatesBench: AsyncParsableCommand {
             steadyGot.refused += streamed.refused
             steadySeconds += seconds
             steadyCPU += steadyUsed
+            relayAlone.histogram.add(try await whileLoaded([], tapping: relayTap).taps.histogram)
+            relaySteady.histogram.add(
+                try await whileLoaded(
+                    relayStreams.enumerated().map { n, stream in
+                        let phase = Double(n) / Double(apps)
+                        return { stop in stream.0.paced(perSecond: appRate, phase: phase, until: stop, make: stream.1) }
+                    }, tapping: relayTap
+                ).taps.histogram)
             let (floodTaps, flooding, floodTime, floodUsed) = try await whileLoaded([{ stop in flooder.stream(window: streamWindow, until: stop, make: flooded) }])
             flood.histogram.add(floodTaps.histogram)
             floodGot.answered += flooding.answered
@@ -285,6 +314,9 @@ struct UpdatesBench: AsyncParsableCommand {
             "tap p99 while \(apps) apps each stream \(appRate) updates/s / alone (target ≤ 1.3)",
             String(format: "%8.2f", steadyRatio), met: steadyRatio <= 1.3)
         verdict("tap p99 while one app floods as fast as it can / alone (target ≤ 2)", String(format: "%8.2f", floodRatio), met: floodRatio <= 2)
+        row("ceiling: relay tap p50 / p99 alone", us(relayAlone.p50) + " / " + us(relayAlone.p99))
+        row("ceiling: relay tap p50 / p99, \(apps) apps streaming to the durable relay", us(relaySteady.p50) + " / " + us(relaySteady.p99))
+        row("ceiling: relay tap p99 while they stream / alone", String(format: "%8.2f", relaySteady.p99 / relayAlone.p99))
     }
 
     /// Starts widget-hostd on `bus` with its state in `stateDirectory`, its
