@@ -257,7 +257,14 @@ struct UpdatesBench: AsyncParsableCommand {
             return (measured, total, seconds, used)
         }
 
-        let appRate = self.appRate, streamWindow = self.streamWindow
+        let appRate = self.appRate, streamWindow = self.streamWindow, apps = self.apps
+        /// Each app streaming at `appRate`; apps are not in step: each starts at a phase of its own.
+        func paced(_ streams: [(DirectLibdbus.Client, @Sendable () throws -> Message)]) -> [@Sendable (Locked<Bool>) -> DirectLibdbus.Client.Streamed] {
+            streams.enumerated().map { n, stream in
+                let phase = Double(n) / Double(apps)
+                return { stop in stream.0.paced(perSecond: appRate, phase: phase, until: stop, make: stream.1) }
+            }
+        }
         var alone = Stats(), steady = Stats(), flood = Stats(), relayAlone = Stats(), relaySteady = Stats()
         var steadyGot = DirectLibdbus.Client.Streamed(), floodGot = DirectLibdbus.Client.Streamed()
         var aloneSeconds = 0.0, steadySeconds = 0.0, floodSeconds = 0.0
@@ -267,25 +274,14 @@ struct UpdatesBench: AsyncParsableCommand {
             alone.histogram.add(aloneTaps.histogram)
             aloneSeconds += aloneTime
             aloneCPU += aloneUsed
-            let (steadyTaps, streamed, seconds, steadyUsed) = try await whileLoaded(
-                // Apps are not in step: each starts at a phase of its own.
-                streams.enumerated().map { n, stream in
-                    let phase = Double(n) / Double(apps)
-                    return { stop in stream.0.paced(perSecond: appRate, phase: phase, until: stop, make: stream.1) }
-                })
+            let (steadyTaps, streamed, seconds, steadyUsed) = try await whileLoaded(paced(streams))
             steady.histogram.add(steadyTaps.histogram)
             steadyGot.answered += streamed.answered
             steadyGot.refused += streamed.refused
             steadySeconds += seconds
             steadyCPU += steadyUsed
             relayAlone.histogram.add(try await whileLoaded([], tapping: relayTap).taps.histogram)
-            relaySteady.histogram.add(
-                try await whileLoaded(
-                    relayStreams.enumerated().map { n, stream in
-                        let phase = Double(n) / Double(apps)
-                        return { stop in stream.0.paced(perSecond: appRate, phase: phase, until: stop, make: stream.1) }
-                    }, tapping: relayTap
-                ).taps.histogram)
+            relaySteady.histogram.add(try await whileLoaded(paced(relayStreams), tapping: relayTap).taps.histogram)
             let (floodTaps, flooding, floodTime, floodUsed) = try await whileLoaded([{ stop in flooder.stream(window: streamWindow, until: stop, make: flooded) }])
             flood.histogram.add(floodTaps.histogram)
             floodGot.answered += flooding.answered
