@@ -33,12 +33,17 @@ struct Bench: AsyncParsableCommand {
         signal(SIGPIPE, SIG_IGN)
         let mark = "\(getpid())-\(UUID().uuidString.prefix(8))"
         setenv(Teardown.markVariable, mark, 1)
-        let teardown = Teardown()
         teardown.add { Teardown.killMarked(mark) }
         let interrupts = teardown.onSignals([SIGINT, SIGTERM, SIGHUP])
+        // Also when a run fails: the parser ends the process with exit(3).
+        atexit { Bench.teardown.run() }
         await main(nil)
         interrupts.forEach { $0.cancel() }
     }
+
+    /// The run's teardown: last, what still carries its mark; before it, the
+    /// steps a benchmark adds (its folders, its bus, its renderer).
+    static let teardown = Teardown()
 }
 
 struct Stats {

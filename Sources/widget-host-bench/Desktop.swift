@@ -67,12 +67,11 @@ struct DesktopBench {
             say("widget-host-bench \(command): \(tool) is not installed (apt-get install \(package)); nothing measured")
             return
         }
+        // The run's own steps come before the ending of what carries the run's
+        // mark (see Bench.main), on an interrupt as at the end.
         let teardown = Teardown()
-        let interrupts = teardown.onSignals([SIGINT, SIGTERM, SIGHUP])
-        defer {
-            interrupts.forEach { $0.cancel() }
-            teardown.run()
-        }
+        Bench.teardown.add { teardown.run() }
+        defer { teardown.run() }
         try await measure(teardown, title: title, start: start)
     }
 
@@ -92,10 +91,6 @@ struct DesktopBench {
             try? FileManager.default.removeItem(at: root)
             try? FileManager.default.removeItem(atPath: stateDirectory)
         }
-        // Everything started from here on carries this mark, which the last step of the teardown looks for.
-        let mark = "\(getpid())-\(UUID().uuidString.prefix(8))"
-        setenv(Teardown.markVariable, mark, 1)
-        teardown.add { Teardown.killMarked(mark) }
 
         var base = ProcessInfo.processInfo.environment
         base["XDG_DATA_HOME"] = root.appendingPathComponent("data").path
@@ -425,12 +420,18 @@ func verdict(_ name: String, _ value: String, met: Bool) {
 
 /// What a run started, ended once, newest first: when the run ends, fails, or
 /// is interrupted (Ctrl-C, SIGTERM, SIGHUP).
-final class Teardown: Sendable {
+final class Teardown: @unchecked Sendable {
     private let steps = Mutex<[@Sendable () -> Void]>([])
+    /// Held while the steps run: a second caller (the run failing as its
+    /// processes are ended, and exiting) waits until they are done instead of
+    /// ending the process halfway through them.
+    private let running = NSRecursiveLock()
 
     func add(_ step: @escaping @Sendable () -> Void) { steps.withLock { $0.append(step) } }
 
     func run() {
+        running.lock()
+        defer { running.unlock() }
         let steps = self.steps.withLock { steps in
             defer { steps = [] }
             return steps
