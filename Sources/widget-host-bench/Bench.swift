@@ -211,6 +211,26 @@ func registerBenchApp(_ appID: String, on call: (Message) throws -> Message, _ c
 /// User plus system CPU time of a process, in seconds (from /proc, in clock ticks).
 func cpuSeconds(_ pid: Int32) -> Double { cpuSeconds(stat: "/proc/\(pid)/stat") }
 
+/// The CPU time of one of this process's threads (`pthread_getcpuclockid`), in seconds.
+func threadCPUSeconds(_ clock: clockid_t) -> Double {
+    var now = timespec()
+    guard clock_gettime(clock, &now) == 0 else { return 0 }
+    return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
+}
+
+/// CPU time the whole machine spent busy (every process and the kernel, all
+/// cores: what /proc/stat counts as neither idle nor waiting for I/O), and
+/// the time its cores were there to spend, in seconds.
+func machineCPUSeconds() -> (busy: Double, all: Double) {
+    let stat = (try? String(contentsOfFile: "/proc/stat", encoding: .utf8)) ?? ""
+    // "cpu  user nice system idle iowait irq softirq steal guest guest_nice"
+    guard let line = stat.split(separator: "\n").first, line.hasPrefix("cpu ") else { return (0, 0) }
+    let ticks = line.split(separator: " ").dropFirst().prefix(8).compactMap { Double($0) }
+    guard ticks.count == 8 else { return (0, 0) }
+    let perSecond = Double(sysconf(Int32(_SC_CLK_TCK)))
+    return ((ticks.reduce(0, +) - ticks[3] - ticks[4]) / perSecond, ticks.reduce(0, +) / perSecond)
+}
+
 private func cpuSeconds(stat path: String) -> Double {
     let stat = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
     // Fields after the command name, which is in parentheses and may hold spaces.

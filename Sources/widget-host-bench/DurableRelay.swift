@@ -27,6 +27,17 @@ extension DirectLibdbus {
         private let writerWakes = DispatchSemaphore(value: 0)
         /// Written by the writer to wake the connection's thread.
         private var wake: [Int32] = [-1, -1]
+        /// The connection's and the writer's thread, for their CPU time.
+        private let threads = Locked<[clockid_t]>([])
+
+        /// The CPU time both of the relay's threads have spent, in seconds.
+        var cpuSeconds: Double { threads.withLock { $0 }.reduce(0) { $0 + threadCPUSeconds($1) } }
+
+        /// Notes the calling thread's CPU clock.
+        private func counted() {
+            var clock = clockid_t()
+            if pthread_getcpuclockid(pthread_self(), &clock) == 0 { threads.withLock { $0.append(clock) } }
+        }
 
         /// `path` is the journal file (on the disk measured); `extraSyncDelay`
         /// microseconds are added to each sync, as the slow-sync shim adds to the host's.
@@ -49,6 +60,7 @@ extension DirectLibdbus {
 
         /// Blocks, serving, until `stop()`; starts the writer thread.
         func run() {
+            counted()
             let writer = Thread { self.write() }
             writer.start()
             var fd: Int32 = -1
@@ -83,6 +95,7 @@ extension DirectLibdbus {
 
         /// The writer thread: one append and one sync for everything queued meanwhile.
         private func write() {
+            counted()
             var bytes: [UInt8] = []
             while true {
                 writerWakes.wait()

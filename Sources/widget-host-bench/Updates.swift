@@ -119,17 +119,24 @@ struct UpdatesBench: AsyncParsableCommand {
         let (floor, durableSet, sets, durableUpdate, updates) = (latencies[0], latencies[1], latencies[2], latencies[3], latencies[4])
         // Pipelined: the floor, then each write through the relay and through the host, in turn, six rounds:
         // a disk's syncs slow down and speed up by the second, and short turns see all kinds alike.
-        var seconds = Array(repeating: 0.0, count: kinds.count), hostCPU = Array(repeating: 0.0, count: kinds.count)
+        // Each kind's CPU: the host's, the relay's, and the whole machine's.
+        let zeros = Array(repeating: 0.0, count: kinds.count)
+        var seconds = zeros, hostCPU = zeros, relayCPU = zeros, machineBusy = zeros, machineAll = zeros
         let rounds = 6
         for round in 0..<rounds {
             let share = total / rounds + (round < total % rounds ? 1 : 0)
             for (index, make) in kinds.enumerated() {
                 let client = index == 0 ? renderer : writer
-                let before = cpuSeconds(host.processIdentifier)
+                let before = (host: cpuSeconds(host.processIdentifier), relay: relay.cpuSeconds, machine: machineCPUSeconds())
                 seconds[index] += Double(share) / (try await onThread { try client.pipelined(total: share, window: window, make: make) })
-                hostCPU[index] += cpuSeconds(host.processIdentifier) - before
+                let machine = machineCPUSeconds()
+                hostCPU[index] += cpuSeconds(host.processIdentifier) - before.host
+                relayCPU[index] += relay.cpuSeconds - before.relay
+                machineBusy[index] += machine.busy - before.machine.busy
+                machineAll[index] += machine.all - before.machine.all
             }
         }
+        func perWrite(_ cpu: [Double], _ index: Int) -> Double { cpu[index] / Double(total) * 1e6 }
         let rates = seconds.map { Double(total) / $0 }
         let (floorRate, relaySetRate, setRate, relayUpdateRate, updateRate) = (rates[0], rates[1], rates[2], rates[3], rates[4])
 
@@ -145,7 +152,30 @@ struct UpdatesBench: AsyncParsableCommand {
         row("durable relay, Update pipelined", String(format: "%8.0f calls/s", relayUpdateRate))
         row("durable LiveActivity.Update p50 / p99", us(updates.p50) + " / " + us(updates.p99))
         row("durable Update pipelined", String(format: "%8.0f updates/s", updateRate))
-        row("host CPU per pipelined SetContent, Update", us(hostCPU[2] / Double(total) * 1e6) + " " + us(hostCPU[4] / Double(total) * 1e6))
+        row("host CPU per pipelined SetContent, Update", us(perWrite(hostCPU, 2)) + " " + us(perWrite(hostCPU, 4)))
+        row("relay CPU per pipelined SetContent, Update", us(perWrite(relayCPU, 1)) + " " + us(perWrite(relayCPU, 3)))
+        row("ratio host CPU / relay CPU per SetContent, Update", String(format: "%8.2f  %.2f", hostCPU[2] / relayCPU[1], hostCPU[4] / relayCPU[3]))
+        // What bounds the pipelined rate: the machine's two cores, which the
+        // bus daemon, the writing app, the server and the kernel's disk work share.
+        row(
+            "machine busy, relay / host run: SetContent, Update",
+            String(format: "%5.0f %% / %.0f %%   %.0f %% / %.0f %%", 100 * machineBusy[1] / machineAll[1], 100 * machineBusy[2] / machineAll[2],
+                100 * machineBusy[3] / machineAll[3], 100 * machineBusy[4] / machineAll[4]))
+        row(
+            "machine CPU per write, relay / host: SetContent",
+            us(perWrite(machineBusy, 1)) + " / " + us(perWrite(machineBusy, 2)).trimmingCharacters(in: .whitespaces))
+        row(
+            "machine CPU per write, relay / host: Update",
+            us(perWrite(machineBusy, 3)) + " / " + us(perWrite(machineBusy, 4)).trimmingCharacters(in: .whitespaces))
+        // At 0.9 of the relay's rate, on a machine no busier than in the
+        // relay's run, each write may cost the machine 1/0.9 of what it cost
+        // there; all but the server's share is the same work (the same calls,
+        // the same app, the same bus), so the server's CPU per write may grow
+        // by a ninth of the machine's.
+        let allowance = (1 / 0.9 - 1)
+        row(
+            "host CPU per write that 0.9× the relay leaves: SetContent, Update",
+            us(perWrite(relayCPU, 1) + allowance * perWrite(machineBusy, 1)) + " " + us(perWrite(relayCPU, 3) + allowance * perWrite(machineBusy, 3)))
         // Against the floor: a target on the real disk; with slow syncs the relay
         // itself is held far below it, so only the figures are printed.
         let onFloor = [("sets/s", setRate), ("updates/s", updateRate)]
