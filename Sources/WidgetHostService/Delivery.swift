@@ -145,7 +145,10 @@ struct Delivery: Sendable {
     /// there is nothing to deliver. No task is involved: the host's actor
     /// runs on that thread and carries on from the callback.
     /// `timedOut` says the app left it unanswered past `timeout`.
-    func perform(on connection: Connection, timeout: Duration, completion: @escaping @Sendable (HostError?, _ timedOut: Bool) -> Void) {
+    /// `renderersDeadline` says `timeout` is what was left of the tap's deadline, for the message.
+    func perform(
+        on connection: Connection, timeout: Duration, renderersDeadline: Bool = false, completion: @escaping @Sendable (HostError?, _ timedOut: Bool) -> Void
+    ) {
         let message: Message?
         do { message = try self.message(on: connection) } catch {
             return completion(.activationFailed("could not build the delivery to \(appID): \(error)"), false)
@@ -158,7 +161,8 @@ struct Delivery: Sendable {
             case .success:
                 completion(nil, false)
             case .failure(let error as DBusError) where error.name == DBusError.noReplyName:
-                completion(.activationFailed("\(appID) did not answer \(member) within \(timeout.seconds) s (the delivery timeout)"), true)
+                let limit = renderersDeadline ? "before the tap's deadline, when its renderer stopped waiting" : "(the delivery timeout)"
+                completion(.activationFailed("\(appID) did not answer \(member) within \(timeout.seconds) s \(limit)"), true)
             case .failure(let error as DBusError):
                 completion(.activationFailed("\(appID) answered \(member) with \(error.name): \(error.message)"), false)
             case .failure(let error):
@@ -210,13 +214,24 @@ extension Duration {
 extension Delivery {
     /// Tap options (`TapOptions`, declared in Widget.Tap's XML), read as
     /// given: a tap converts nothing it does not use.
-    static func tapOptions(_ options: [String: DBusValue]) throws(HostError) -> (Surface, String?) {
-        guard !options.isEmpty else { return (.desktop, nil) }
+    static func tapOptions(_ options: [String: DBusValue]) throws(HostError) -> (surface: Surface, token: String?, deadline: Int64?) {
+        guard !options.isEmpty else { return (.desktop, nil, nil) }
         let parsed = try TapOptions(options, as: OptionValue.init)
         guard let surface = Surface(rawValue: parsed.surface) else {
             throw .invalidArgument("option 'surface' is '\(Validate.prefix(parsed.surface))'; use one of \(Surface.allowedList)")
         }
-        return (surface, parsed.activationToken)
+        return (surface, parsed.activationToken, parsed.deadline)
+    }
+
+    /// The error of a tap to be delivered that is read after its renderer's
+    /// deadline, which reaches nobody (docs/delivery.md#the-renderers-deadline);
+    /// nil for one read in time, and for one only resolved.
+    static func late(_ deadline: Int64?, deliver: Bool, _ context: HostContext) -> DBusError? {
+        guard deliver, case .passed(let late) = TapDeadline.window(deadline: deadline, now: context.now, timeout: context.configuration.deliveryTimeout)
+        else { return nil }
+        return DBusError(
+            name: "org.freedesktop.DBus.Error.Timeout",
+            message: "the tap's deadline (option 'deadline') passed \(Duration.milliseconds(late).seconds) s before WidgetHost read it, so nothing was delivered: its renderer had stopped waiting; tap again")
     }
 }
 
@@ -240,8 +255,8 @@ final class Deliveries: Store {
     /// to the app (docs/delivery.md), then emits `Tapped` for `target` and
     /// runs `afterAction` (given for a control's action) on the connection's thread.
     func deliverTap(
-        _ target: String, _ resolution: TapResolution, app: KnownApp, token: String?, source: Delivery.TapSource, reply: TapReply,
-        deliver: Bool, afterAction: (@Sendable () -> Void)? = nil
+        _ target: String, _ resolution: TapResolution, app: KnownApp, token: String?, deadline: Int64?, source: Delivery.TapSource,
+        reply: TapReply, deliver: Bool, afterAction: (@Sendable () -> Void)? = nil
     ) {
         let details = Delivery.details(appID: app.id, resolution)
         guard deliver else { return reply.succeed((resolution.outcome.name.rawValue, details)) }
@@ -251,7 +266,7 @@ final class Deliveries: Store {
             appID: app.id, options: app.options, destination: app.deliveryDestination, outcome: resolution.outcome,
             activationToken: token, source: source)
         // The delivery's answer arrives on the connection's thread.
-        self.deliver(delivery) { [context] error in
+        self.deliver(delivery, renderersDeadline: deadline) { [context] error in
             var details = details
             if let error { details["error"] = .string(error.message) }
             // The reply and the signal are each written straight from the details.
@@ -267,7 +282,9 @@ final class Deliveries: Store {
     /// waiting for an answer, or left one unanswered (``DeliveryGate``): a
     /// flood of taps for one app that does not keep up is refused at once
     /// instead of piling up in the host.
-    func deliver(_ delivery: consuming Delivery, completion: @escaping @Sendable (HostError?) -> Void) {
+    /// A tap's delivery waits for the app at most until `renderersDeadline`
+    /// (the tap's `deadline`), when that comes before the delivery timeout.
+    func deliver(_ delivery: consuming Delivery, renderersDeadline: Int64? = nil, completion: @escaping @Sendable (HostError?) -> Void) {
         // An outcome of `none` sends nothing, so no limit on sending applies to it.
         if case .none = delivery.outcome { return completion(nil) }
         let appID = delivery.appID
@@ -278,15 +295,23 @@ final class Deliveries: Store {
             probe(appID, at: delivery.destination)
             return completion(error)
         }
-        let timeout = context.configuration.deliveryTimeout
+        // How long the app is waited for: the delivery timeout, or less when
+        // the tap's renderer stops waiting first (its deadline passed already
+        // refused the tap before it was resolved, so a window is left here).
+        let window = TapDeadline.window(deadline: renderersDeadline, now: context.now, timeout: context.configuration.deliveryTimeout)
+        guard case .deliver(let milliseconds, let deadline, let renderers) = window else {
+            return completion(.activationFailed("the tap's deadline passed before \(appID) could be sent it; tap again"))
+        }
         // The caller's delivery, taken over: setting its deadline copies nothing.
-        delivery.deadline = UnixTime.milliseconds(context.now.addingTimeInterval(timeout.timeInterval))
+        delivery.deadline = deadline
         // The answer arrives on the connection's thread.
         let destination = delivery.destination
         let deliveries = Confined(self, on: context.connection)
-        delivery.perform(on: context.connection, timeout: timeout) { error, timedOut in
+        delivery.perform(on: context.connection, timeout: .milliseconds(milliseconds), renderersDeadline: renderers) { error, timedOut in
             deliveries.run { deliveries in
-                if deliveries.gate.ended(appID, timedOut: timedOut) { deliveries.probe(appID, at: destination) }
+                // Only an app silent for the whole delivery timeout is probed
+                // before it is sent more: a renderer may wait less than an app takes to start.
+                if deliveries.gate.ended(appID, timedOut: timedOut && !renderers) { deliveries.probe(appID, at: destination) }
             }
             completion(error)
         }

@@ -79,7 +79,8 @@ final class LiveActivityHandlers {
         do {
             let activity = try activities.existing(id)
             let presentation = try ActivityPresentation.parse(presentationName)
-            let (surface, token) = try Delivery.tapOptions(options)
+            let (surface, token, deadline) = try Delivery.tapOptions(options)
+            if let late = Delivery.late(deadline, deliver: deliver, context) { return reply.fail(late) }
             guard let app = apps.app(activity.appID) else {
                 throw HostError.unknownApp("\(activity.appID) is not running and has no desktop entry, so nothing can receive the tap")
             }
@@ -90,7 +91,8 @@ final class LiveActivityHandlers {
                 tapped: .activity(id: id, attributesType: activity.attributesType, presentation: presentation.rawValue), elementID: elementID,
                 surface: surface)
             deliveries.deliverTap(
-                Host1LiveActivity.objectPath(id), resolution, app: app, token: token, source: source, reply: reply, deliver: deliver)
+                Host1LiveActivity.objectPath(id), resolution, app: app, token: token, deadline: deadline, source: source, reply: reply,
+                deliver: deliver)
         } catch {
             reply.fail(error)
         }

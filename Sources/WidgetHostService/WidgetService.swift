@@ -96,7 +96,8 @@ final class WidgetHandlers {
         let id = WidgetServer.widgetID(path)
         do {
             let widget = try widgets.existing(id)
-            let (surface, token) = try Delivery.tapOptions(options)
+            let (surface, token, deadline) = try Delivery.tapOptions(options)
+            if let late = Delivery.late(deadline, deliver: deliver, context) { return reply.fail(late) }
             guard let app = apps.app(widget.appID) else {
                 throw HostError.unknownApp("\(widget.appID) is not running and has no desktop entry, so nothing can receive the tap")
             }
@@ -106,7 +107,7 @@ final class WidgetHandlers {
             let source = Delivery.TapSource(
                 tapped: .widget(id: id, kind: widget.kind, family: widget.family.rawValue), elementID: elementID, surface: surface)
             deliveries.deliverTap(
-                path, resolution, app: app, token: token, source: source, reply: reply, deliver: deliver,
+                path, resolution, app: app, token: token, deadline: deadline, source: source, reply: reply, deliver: deliver,
                 afterAction: reloadAfterAction(id, resolution))
         } catch {
             reply.fail(error)

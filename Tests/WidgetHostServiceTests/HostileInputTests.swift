@@ -317,19 +317,15 @@ extension HostileInputTests {
         publisher.close()
         func tap(_ token: String) async throws { _ = try await renderer.tap(widget, "", ["activation_token": .string(token)]) }
         try await tap("first")
-        let pid = try #require(
-            try await renderer.call(
-                destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
-                member: "GetConnectionUnixProcessID", [.string("org.example.TapMe")]
-            ).first?.integerValue)
-        kill(Int32(pid), SIGSTOP)
+        let pid = try await renderer.processID(of: "org.example.TapMe")
+        kill(pid, SIGSTOP)
         var resumed = false
-        defer { if !resumed { kill(Int32(pid), SIGCONT) } }
+        defer { if !resumed { kill(pid, SIGCONT) } }
         await expectHostError("ActivationFailed", mentioning: "did not answer Open within 1 s") { try await tap("in-flight") }
         for n in 0..<20 {
             await expectHostError("ActivationFailed", mentioning: "was not sent") { try await tap("refused-\(n)") }
         }
-        kill(Int32(pid), SIGCONT)
+        kill(pid, SIGCONT)
         resumed = true
         // Once the app answers the ping, taps reach it again.
         let answered = await eventually(timeout: 10) { (try? await tap("after")) != nil }
@@ -369,5 +365,104 @@ struct HostWithWidget {
         caller.close()
         app.close()
         fixture.stop()
+    }
+}
+
+extension HostileInputTests {
+    @Test("A tap its renderer stopped waiting for reaches nobody: read after its deadline (the host was stopped) it is answered Timeout and nothing is delivered; read in time, the app is told the deadline and waited for only until then, and an app slower than a renderer is not cut off from later taps")
+    func tapDeadlines() async throws {
+        let fixture = try await HostFixture.make()
+        defer { fixture.stop() }
+        let record = try fixture.installTapMe()
+        try await fixture.startHost()
+        let bundle = #"{"widgets":[{"kind":"K","families":["systemSmall"]}]}"#
+        let content = #"{"type":"text","id":"t","widgetURL":"x-app://open"}"#
+        let fine = try await AppPeer(fixture, appID: "org.example.Fine")
+        let hung = try await AppPeer(fixture, appID: "org.example.Hung", behaviour: .hang)
+        defer { [fine, hung].forEach { $0.close() } }
+        var paths: [String] = []
+        for app in [fine, hung] {
+            try await app.registerWidgets(bundle)
+            let path = try await app.connection.addWidget(app.appID, "K", "systemSmall")
+            try await app.setContent(path, content)
+            paths.append(path)
+        }
+        let renderer = try await fixture.connect()
+        defer { renderer.close() }
+        func inMs(_ seconds: Double) -> Int64 { Int64((Date().timeIntervalSince1970 + seconds) * 1000) }
+
+        // The host stopped past the tap's deadline: once it runs again, the tap is refused and reaches nobody.
+        let pid = try #require(fixture.hostProcess?.processIdentifier)
+        kill(pid, SIGSTOP)
+        var stopped = true
+        defer { if stopped { kill(pid, SIGCONT) } }
+        let first = paths[0], soon = inMs(0.5)
+        async let late = renderer.tap(first, "t", ["deadline": .int64(soon)])
+        try await Task.sleep(for: .seconds(1.5))
+        kill(pid, SIGCONT)
+        stopped = false
+        do {
+            let answer = try await late
+            Issue.record("a tap read after its deadline was delivered: \(answer)")
+        } catch let error as DBusError {
+            #expect(error.name == "org.freedesktop.DBus.Error.Timeout" && error.message.contains("deadline"), "\(error)")
+        }
+        // Only the resolution, which delivers nothing, takes a deadline that passed.
+        _ = try await renderer.tap(paths[0], "t", ["deadline": .int64(inMs(-10))], method: "Resolve")
+
+        // Read in time: delivered, the app told the renderer's deadline (sooner than the delivery timeout).
+        let deadline = inMs(10)
+        let (outcome, _) = try await renderer.tap(paths[0], "t", ["deadline": .int64(deadline)])
+        #expect(outcome == "open-url")
+        #expect(fine.calls.count == 1, "only the tap read in time reached the app: \(fine.calls)")
+        let context = fine.calls.last?.args.last?.stringKeyedEntries ?? [:]
+        #expect(context["org.widgethost.deadline"]?.unwrapped == .int64(deadline), "\(context)")
+
+        // An app that does not answer is waited for until the deadline, not the 25 s delivery timeout.
+        let started = Date()
+        await expectHostError("ActivationFailed", mentioning: "before the tap's deadline") {
+            _ = try await renderer.tap(paths[1], "t", ["deadline": .int64(inMs(1))])
+        }
+        #expect(Date().timeIntervalSince(started) < 10, "waited \(Date().timeIntervalSince(started)) s for a tap with a 1 s deadline")
+        #expect(hung.calls.count == 1, "\(hung.calls)")
+
+        // An app slower than a renderer waits (a stopped process, which answers no ping either) is
+        // not taken for one that stopped answering: the next tap is sent to it all the same.
+        let publisher = try await AppPeer(fixture, appID: "org.example.TapMe", protocol: "freedesktop", schemes: ["tap-me-widget"])
+        try await publisher.registerWidgets(try exampleFile("tap-me/bundle.json"))
+        let tapMe = try await renderer.addWidget("org.example.TapMe", "TapMeWidget", "systemSmall")
+        try await publisher.setContent(tapMe, try exampleFile("tap-me/red.json"))
+        publisher.close()
+        _ = try await renderer.tap(tapMe, "", ["activation_token": .string("first")])
+        let app = try await renderer.processID(of: "org.example.TapMe")
+        kill(app, SIGSTOP)
+        var appStopped = true
+        defer { if appStopped { kill(app, SIGCONT) } }
+        for token in ["slow-1", "slow-2"] {
+            await expectHostError("ActivationFailed", mentioning: "before the tap's deadline") {
+                _ = try await renderer.tap(tapMe, "", ["activation_token": .string(token), "deadline": .int64(inMs(0.5))])
+            }
+        }
+        kill(app, SIGCONT)
+        appStopped = false
+        #expect(await eventually(timeout: 10) {
+            let tokens = fixture.records(record).compactMap { ($0["platform_data"] as? [String: String])?["activation-token"] }
+            return tokens.contains("'slow-2'")
+        }, "the second tap was sent to the slow app: \(fixture.records(record))")
+
+        // A deadline of the wrong type is bad input.
+        await expectHostError("InvalidArgument", mentioning: "deadline") {
+            _ = try await renderer.tap(paths[0], "t", ["deadline": .string("soon")])
+        }
+    }
+}
+
+extension Connection {
+    /// The process of the connection owning `name`, as the bus tells it.
+    func processID(of name: String) async throws -> Int32 {
+        let reply = try await call(
+            destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+            member: "GetConnectionUnixProcessID", [.string(name)])
+        return Int32(try #require(reply.first?.integerValue))
     }
 }
