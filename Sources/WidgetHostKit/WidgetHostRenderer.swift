@@ -104,7 +104,7 @@ public final class WidgetHostRenderer: Sendable {
     public func tap(
         _ widget: String, element: String = "", surface: Surface = .desktop, activationToken: String? = nil, deliver: Bool = true
     ) async throws -> TapResult {
-        let widget = Host1Widget.Proxy(connection, path: Host1Widget.objectPath(idOrPath: widget))
+        let widget = Host1Widget.Proxy(connection, path: Host1Widget.objectPath(idOrPath: widget), timeout: Self.tapTimeout)
         let options = Self.tapOptions(surface, activationToken)
         return try await callingHost {
             TapResult(
@@ -119,7 +119,7 @@ public final class WidgetHostRenderer: Sendable {
         _ activity: String, presentation: ActivityPresentation, element: String = "", surface: Surface = .desktop,
         activationToken: String? = nil, deliver: Bool = true
     ) async throws -> TapResult {
-        let activity = Host1LiveActivity.Proxy(connection, path: Host1LiveActivity.objectPath(idOrPath: activity))
+        let activity = Host1LiveActivity.Proxy(connection, path: Host1LiveActivity.objectPath(idOrPath: activity), timeout: Self.tapTimeout)
         let options = Self.tapOptions(surface, activationToken)
         let presentation = presentation.rawValue
         return try await callingHost {
@@ -130,8 +130,15 @@ public final class WidgetHostRenderer: Sendable {
         }
     }
 
-    static func tapOptions(_ surface: Surface, _ token: String?) -> [String: DBusValue] {
-        var options: [String: DBusValue] = ["surface": .string(surface.rawValue)]
+    /// How long a tap waits for its answer: the host's delivery timeout by default.
+    static let tapTimeout = Duration.seconds(25)
+
+    /// A tap's options: its `deadline` is when its call stops waiting, so a
+    /// host that reads it only later (stopped, or busy) delivers it to nobody
+    /// (docs/delivery.md#the-renderers-deadline).
+    static func tapOptions(_ surface: Surface, _ token: String?, now: Date = Date()) -> [String: DBusValue] {
+        let deadline = Int64(((now.timeIntervalSince1970 + Double(tapTimeout.components.seconds)) * 1000).rounded())
+        var options: [String: DBusValue] = ["surface": .string(surface.rawValue), "deadline": .int64(deadline)]
         if let token { options["activation_token"] = .string(token) }
         return options
     }

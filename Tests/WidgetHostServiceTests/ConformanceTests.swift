@@ -23,13 +23,15 @@ struct ConformanceTests {
         defer { screen.stop() }
         let app = try await ConformanceApp(screen.fixture, bundle: kit.bundle)
         defer { app.close() }
+        let taps = try await screen.fixture.monitorTaps()
+        defer { taps.stop() }
         var failed = 0
         for appearance in ConformanceCase.Appearance.allCases {
             let cases = kit.cases.filter { $0.shownIn.contains(appearance) }
             guard !cases.isEmpty else { continue }
             try await screen.show(appearance)
             for item in cases {
-                let run = CaseRun(screen: screen, app: app, item: item, appearance: appearance, renderer: renderer.rawValue)
+                let run = CaseRun(screen: screen, app: app, taps: taps, item: item, appearance: appearance, renderer: renderer.rawValue)
                 await run.run()
                 failed += run.failures
             }
@@ -184,6 +186,7 @@ final class ConformanceApp: @unchecked Sendable {
 final class CaseRun: @unchecked Sendable {
     let screen: any ConformanceScreen
     let app: ConformanceApp
+    let taps: TapMonitor
     let item: ConformanceCase
     let appearance: ConformanceCase.Appearance
     let renderer: String
@@ -191,8 +194,11 @@ final class CaseRun: @unchecked Sendable {
     private(set) var failures = 0
     private var pictured = false
 
-    init(screen: any ConformanceScreen, app: ConformanceApp, item: ConformanceCase, appearance: ConformanceCase.Appearance, renderer: String) {
-        (self.screen, self.app, self.item, self.appearance, self.renderer) = (screen, app, item, appearance, renderer)
+    init(
+        screen: any ConformanceScreen, app: ConformanceApp, taps: TapMonitor, item: ConformanceCase, appearance: ConformanceCase.Appearance,
+        renderer: String
+    ) {
+        (self.screen, self.app, self.taps, self.item, self.appearance, self.renderer) = (screen, app, taps, item, appearance, renderer)
     }
 
     private func fail(_ check: String, _ detail: String) {
@@ -385,6 +391,8 @@ final class CaseRun: @unchecked Sendable {
             if let method = tap.receives, delivery.method != method {
                 fail(check, "the app received \(delivery.method), not \(method)")
             }
+            // docs/delivery.md#the-renderers-deadline: until when the renderer waits for the answer.
+            if let problem = await taps.deadlineProblem(seconds: 1...120) { fail(check, problem) }
         }
         if expect.taps?.isEmpty == false { _ = try? await screen.tryDrive(["park"]) }
     }

@@ -198,6 +198,17 @@ final class HostFixture: @unchecked Sendable {
         try await runCommand("busctl", ["--address=\(bus.address)"] + arguments, environment: environment)
     }
 
+    /// Every `Tap` call on the bus from now on, as `busctl monitor` sees it:
+    /// what a renderer sent, whoever it is and whatever the host answers.
+    func monitorTaps() async throws -> TapMonitor {
+        let launched = try launch("/usr/bin/busctl", ["--address=\(bus.address)", "monitor", "--json=short", "--match", "type='method_call',member='Tap'"])
+        guard await eventually(timeout: 10, { launched.printed().contains("Monitoring") }) else {
+            launched.stop()
+            throw PrivateBusError("busctl monitor did not start: \(launched.printed())")
+        }
+        return TapMonitor(launched: launched)
+    }
+
     /// `gdbus call` on the host's root object.
     func callHost(_ method: String, _ args: [String] = []) async throws -> CommandResult {
         try await gdbus(
@@ -278,6 +289,43 @@ final class SignalRecorder: @unchecked Sendable {
 }
 
 /// A process started by `HostFixture.launch`.
+/// The `Tap` calls `busctl monitor` saw (``HostFixture/monitorTaps()``).
+struct TapMonitor {
+    let launched: Launched
+
+    /// Each tap seen so far: when the bus daemon received it (Unix
+    /// milliseconds) and its options, each as its value's JSON (`x` a number).
+    func taps() -> [(receivedMs: Int64, options: [String: Any])] {
+        launched.printed().split(separator: "\n").compactMap { line in
+            guard line.hasPrefix("{"), let data = line.data(using: .utf8),
+                let message = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+                let received = message["timestamp-realtime"] as? Int64 ?? (message["timestamp-realtime"] as? NSNumber)?.int64Value,
+                let arguments = (message["payload"] as? [String: Any])?["data"] as? [Any],
+                let options = arguments.last as? [String: Any]
+            else { return nil }
+            return (received / 1000, options.compactMapValues { ($0 as? [String: Any])?["data"] })
+        }
+    }
+
+    /// A problem with the deadline of the newest tap, once busctl has shown
+    /// at least `seen` taps (none shown within 5 s, no deadline given, or one
+    /// not `seconds` after the tap reached the bus); nil when it holds.
+    func deadlineProblem(seconds: ClosedRange<Double>, seen: Int = 1) async -> String? {
+        _ = await eventually(timeout: 5) { taps().count >= seen }
+        let seenSoFar = taps()
+        guard seenSoFar.count >= seen, let tap = seenSoFar.last else {
+            return "busctl monitor saw \(seenSoFar.count) Tap calls, not \(seen): \(launched.printed().suffix(500))"
+        }
+        guard let deadline = (tap.options["deadline"] as? NSNumber)?.int64Value else {
+            return "the tap gave no 'deadline' option (x, Unix milliseconds): \(tap.options)"
+        }
+        let after = Double(deadline - tap.receivedMs) / 1000
+        return seconds.contains(after) ? nil : "the tap's deadline is \(after) s after it reached the bus, not \(seconds.lowerBound) to \(seconds.upperBound) s"
+    }
+
+    func stop() { launched.stop() }
+}
+
 struct Launched {
     let process: Process
     let output: URL

@@ -106,8 +106,13 @@ struct WidgetHostKitTests {
         #expect(mirrored == tree)
         #expect(try await renderer.widgets().first?.content == tree)
 
+        let taps = try await fixture.monitorTaps()
+        defer { taps.stop() }
         let opened = try await renderer.tap(widget.id, element: "name", activationToken: "tok-9")
         #expect(opened.outcome == .openURL && opened.url == "kit://hero/spouty" && opened.via == .widgetURL)
+        // The tap says when its call stops waiting (docs/delivery.md#the-renderers-deadline).
+        let problem = await taps.deadlineProblem(seconds: 24...26)
+        #expect(problem == nil, "\(problem ?? "")")
         let linked = try await renderer.tap(widget.id, element: "board")
         #expect(linked.outcome == .openURL && linked.url == "kit://leaderboard" && linked.via == .link)
         let acted = try await renderer.tap(widget.id, element: "heal", surface: .lockScreen)

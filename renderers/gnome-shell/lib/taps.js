@@ -58,6 +58,9 @@ export class PressTracker {
 
 const FEEDBACK_SECONDS = 3;
 
+/** How long a tap waits for its answer; the tap's deadline says so to the host. */
+const TAP_TIMEOUT_MS = 30000;
+
 /**
  * A short text shown in `parent` (St.Label properties `properties`) for a few
  * seconds: an outcome of 'none' or an error is never dropped silently.
@@ -110,7 +113,12 @@ export function reportTap(shell, proxy, signature, args, appId, time, feedback) 
     } catch (error) {
         shell.log(`no activation token for ${appId}: ${error.message}`);
     }
-    const options = {surface: new GLib.Variant('s', 'desktop')};
+    // The deadline: a host that reads the tap only after this call stopped
+    // waiting (stopped, or busy) delivers it to nobody (docs/delivery.md).
+    const options = {
+        surface: new GLib.Variant('s', 'desktop'),
+        deadline: new GLib.Variant('x', Date.now() + TAP_TIMEOUT_MS),
+    };
     if (token)
         options.activation_token = new GLib.Variant('s', token);
     call(proxy, 'Tap', new GLib.Variant(`(${signature}a{sv})`, [...args, options]), (reply, error) => {
@@ -125,5 +133,5 @@ export function reportTap(shell, proxy, signature, args, appId, time, feedback) 
             withdraw();
         if (outcome === 'none')
             feedback(`Not available here (${details.reason ?? 'none'})`);
-    });
+    }, TAP_TIMEOUT_MS);
 }

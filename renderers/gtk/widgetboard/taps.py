@@ -14,6 +14,8 @@ from .mirror import error_text  # noqa: E402
 from .vocabulary import Renderer  # noqa: E402
 
 FEEDBACK_SECONDS = 3
+# How long a tap waits for its answer; the tap's deadline says so to the host.
+TAP_TIMEOUT_MS = 30000
 
 
 def launch_token(widget, app_id, time):
@@ -93,7 +95,12 @@ class Tappable:
         """Reports a tap with the Tap method of `proxy` (a Widget or a LiveActivity);
         an outcome of 'none' or an error is shown over the view, never dropped silently."""
         token = launch_token(self, app_id, time)
-        options = {"surface": GLib.Variant("s", self.board.surface)}
+        # The deadline: a host that reads the tap only after this call stopped
+        # waiting (stopped, or busy) delivers it to nobody (docs/delivery.md).
+        options = {
+            "surface": GLib.Variant("s", self.board.surface),
+            "deadline": GLib.Variant("x", GLib.get_real_time() // 1000 + TAP_TIMEOUT_MS),
+        }
         if token:
             options["activation_token"] = GLib.Variant("s", token)
         signature = "(sa{sv})" if len(args) == 1 else "(ssa{sv})"
@@ -106,7 +113,7 @@ class Tappable:
                 return
             if outcome == "none":
                 self.show_feedback(_("Not available here ({reason})").format(reason=details.get("reason", "none")))
-        proxy.call("Tap", GLib.Variant(signature, args + (options,)), Gio.DBusCallFlags.NONE, 30000, None, done)
+        proxy.call("Tap", GLib.Variant(signature, args + (options,)), Gio.DBusCallFlags.NONE, TAP_TIMEOUT_MS, None, done)
 
     def show_feedback(self, text):
         """Shows `text` over the view for a few seconds, and prints it."""

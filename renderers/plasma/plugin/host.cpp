@@ -4,6 +4,7 @@
 #include "launchtoken.h"
 
 #include <QDBusPendingCallWatcher>
+#include <QDateTime>
 #include <QJSEngine>
 #include <QQmlEngine>
 #include <QQuickWindow>
@@ -58,7 +59,12 @@ void Host::tap(const QString &path, const QString &presentation, const QString &
             token.withdraw();
             return;
         }
-        QVariantMap options{{QStringLiteral("surface"), QStringLiteral("desktop")}};
+        // The deadline: a host that reads the tap only after this call stopped
+        // waiting (stopped, or busy) delivers it to nobody (docs/delivery.md).
+        QVariantMap options{
+            {QStringLiteral("surface"), QStringLiteral("desktop")},
+            {QStringLiteral("deadline"), QVariant::fromValue<qlonglong>(QDateTime::currentMSecsSinceEpoch() + TapTimeout)},
+        };
         if (!token.token.isEmpty()) {
             options.insert(QStringLiteral("activation_token"), token.token);
         }
