@@ -832,9 +832,9 @@ extension GnomeShellTests {
         let red = try await shell.element("Tap for red", role: "push button")
         try await shell.drive("find", "Delivery 10 min", "--role", "push button")
         let pid = try #require(shell.fixture.hostProcess?.processIdentifier)
-        kill(pid, SIGSTOP)
         var frozen = true
         defer { if frozen { kill(pid, SIGCONT) } }
+        #expect(await stopProcess(pid), "the host's threads did not all stop")
 
         // The tap's call waits for the host (30 s); the shell goes on meanwhile: each step answers within seconds.
         let clock = ContinuousClock()

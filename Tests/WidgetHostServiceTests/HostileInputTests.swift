@@ -318,9 +318,9 @@ extension HostileInputTests {
         func tap(_ token: String) async throws { _ = try await renderer.tap(widget, "", ["activation_token": .string(token)]) }
         try await tap("first")
         let pid = try await renderer.processID(of: "org.example.TapMe")
-        kill(pid, SIGSTOP)
         var resumed = false
         defer { if !resumed { kill(pid, SIGCONT) } }
+        #expect(await stopProcess(pid), "the app's threads did not all stop")
         await expectHostError("ActivationFailed", mentioning: "did not answer Open within 1 s") { try await tap("in-flight") }
         for n in 0..<20 {
             await expectHostError("ActivationFailed", mentioning: "was not sent") { try await tap("refused-\(n)") }
@@ -393,9 +393,9 @@ extension HostileInputTests {
 
         // The host stopped past the tap's deadline: once it runs again, the tap is refused and reaches nobody.
         let pid = try #require(fixture.hostProcess?.processIdentifier)
-        kill(pid, SIGSTOP)
         var stopped = true
         defer { if stopped { kill(pid, SIGCONT) } }
+        #expect(await stopProcess(pid), "the host's threads did not all stop")
         let first = paths[0], soon = inMs(0.5)
         async let late = renderer.tap(first, "t", ["deadline": .int64(soon)])
         try await Task.sleep(for: .seconds(1.5))
@@ -435,9 +435,9 @@ extension HostileInputTests {
         publisher.close()
         _ = try await renderer.tap(tapMe, "", ["activation_token": .string("first")])
         let app = try await renderer.processID(of: "org.example.TapMe")
-        kill(app, SIGSTOP)
         var appStopped = true
         defer { if appStopped { kill(app, SIGCONT) } }
+        #expect(await stopProcess(app), "the app's threads did not all stop")
         for token in ["slow-1", "slow-2"] {
             await expectHostError("ActivationFailed", mentioning: "before the tap's deadline") {
                 _ = try await renderer.tap(tapMe, "", ["activation_token": .string(token), "deadline": .int64(inMs(0.5))])

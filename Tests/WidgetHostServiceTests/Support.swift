@@ -238,6 +238,23 @@ func eventually(timeout: Double = 10, _ condition: () async throws -> Bool) asyn
     return try await condition()
 }
 
+/// Stops process `pid` with SIGSTOP and returns once every one of its
+/// threads is stopped. The kernel wakes one thread to take the signal and
+/// stops the others only when that one runs: on a busy machine the rest may
+/// go on for a while after `kill` returns, serving calls sent meanwhile.
+func stopProcess(_ pid: Int32) async -> Bool {
+    kill(pid, SIGSTOP)
+    return await eventually(timeout: 10) {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        return !tasks.isEmpty && tasks.allSatisfy { task in
+            let stat = (try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/stat", encoding: .utf8)) ?? ""
+            // The state follows the command name, which is in parentheses.
+            let state = stat.split(separator: ")").last?.split(separator: " ").first
+            return state == "T" || state == "t"
+        }
+    }
+}
+
 /// The apps ListApps reports, by id.
 func listApps(_ connection: Connection) async throws -> [String: [String: DBusValue]] {
     let reply = try await connection.call(
