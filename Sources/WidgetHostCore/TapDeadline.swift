@@ -11,28 +11,34 @@ import Foundation
 /// failed, and an app opening long after would surprise them. One read in time
 /// is delivered, and waits for the app no longer than the renderer waits.
 public enum TapDeadline {
-    /// What a tap read at some moment may still do.
-    public enum Window: Sendable, Equatable {
-        /// Deliver it, waiting at most `milliseconds` for the app: the
-        /// delivery timeout, or less when the renderer stops waiting first
-        /// (`renderers` true). `deadline` (Unix milliseconds) is when the
-        /// host stops waiting, which the delivery tells the app.
-        case deliver(milliseconds: Int64, deadline: Int64, renderers: Bool)
-        /// The renderer stopped waiting `late` milliseconds ago: deliver nothing.
-        case passed(late: Int64)
+    /// How long a delivery waits for the app: `milliseconds`, the delivery
+    /// timeout or less when the renderer stops waiting first (`renderers`
+    /// true); `deadline` (Unix milliseconds) is when the host stops waiting,
+    /// which the delivery tells the app.
+    public struct Wait: Sendable, Equatable {
+        public var milliseconds: Int64
+        public var deadline: Int64
+        public var renderers: Bool
+
+        public init(milliseconds: Int64, deadline: Int64, renderers: Bool) {
+            (self.milliseconds, self.deadline, self.renderers) = (milliseconds, deadline, renderers)
+        }
     }
 
-    /// The window of a tap read at `now` with the renderer's `deadline`
-    /// (nil when it gave none), the host waiting for an app at most `timeout`.
-    public static func window(deadline: Int64?, now: Date, timeout: Duration) -> Window {
+    /// How many milliseconds past its `deadline` a tap read at `now` is; nil
+    /// when it is in time or gave no deadline. A late tap is delivered to nobody.
+    public static func late(_ deadline: Int64?, now: Date) -> Int64? {
+        guard let deadline else { return nil }
         let nowMs = UnixTime.milliseconds(now)
-        let (seconds, attoseconds) = timeout.components
-        let whole = seconds.multipliedReportingOverflow(by: 1000)
-        let timeoutMs = whole.overflow ? Int64.max : max(0, whole.partialValue &+ attoseconds / 1_000_000_000_000_000)
-        let (hostsDeadline, overflow) = nowMs.addingReportingOverflow(timeoutMs)
-        let host = overflow ? Int64.max : hostsDeadline
-        guard let deadline, deadline < host else { return .deliver(milliseconds: timeoutMs, deadline: host, renderers: false) }
-        guard deadline > nowMs else { return .passed(late: nowMs - deadline) }
-        return .deliver(milliseconds: deadline - nowMs, deadline: deadline, renderers: true)
+        return deadline > nowMs ? nil : nowMs - deadline
+    }
+
+    /// The wait of a delivery sent at `now` for a tap with the renderer's
+    /// `deadline` (nil when it gave none, and for deliveries that are no
+    /// taps), the host waiting for an app at most `timeout` seconds.
+    public static func wait(_ deadline: Int64?, now: Date, timeout: TimeInterval) -> Wait {
+        let nowMs = UnixTime.milliseconds(now), host = UnixTime.milliseconds(now.addingTimeInterval(timeout))
+        guard let deadline, deadline < host else { return Wait(milliseconds: host &- nowMs, deadline: host, renderers: false) }
+        return Wait(milliseconds: max(0, deadline &- nowMs), deadline: deadline, renderers: true)
     }
 }

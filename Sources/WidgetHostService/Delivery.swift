@@ -227,8 +227,7 @@ extension Delivery {
     /// deadline, which reaches nobody (docs/delivery.md#the-renderers-deadline);
     /// nil for one read in time, and for one only resolved.
     static func late(_ deadline: Int64?, deliver: Bool, _ context: HostContext) -> DBusError? {
-        guard deliver, case .passed(let late) = TapDeadline.window(deadline: deadline, now: context.now, timeout: context.configuration.deliveryTimeout)
-        else { return nil }
+        guard deliver, let late = TapDeadline.late(deadline, now: context.now) else { return nil }
         return DBusError(
             name: "org.freedesktop.DBus.Error.Timeout",
             message: "the tap's deadline (option 'deadline') passed \(Duration.milliseconds(late).seconds) s before WidgetHost read it, so nothing was delivered: its renderer had stopped waiting; tap again")
@@ -296,18 +295,16 @@ final class Deliveries: Store {
             return completion(error)
         }
         // How long the app is waited for: the delivery timeout, or less when
-        // the tap's renderer stops waiting first (its deadline passed already
-        // refused the tap before it was resolved, so a window is left here).
-        let window = TapDeadline.window(deadline: renderersDeadline, now: context.now, timeout: context.configuration.deliveryTimeout)
-        guard case .deliver(let milliseconds, let deadline, let renderers) = window else {
-            return completion(.activationFailed("the tap's deadline passed before \(appID) could be sent it; tap again"))
-        }
+        // the tap's renderer stops waiting first (a tap past its deadline was
+        // refused before it was resolved).
+        let wait = TapDeadline.wait(renderersDeadline, now: context.now, timeout: context.configuration.deliveryTimeout.timeInterval)
+        let renderers = wait.renderers
         // The caller's delivery, taken over: setting its deadline copies nothing.
-        delivery.deadline = deadline
+        delivery.deadline = wait.deadline
         // The answer arrives on the connection's thread.
         let destination = delivery.destination
         let deliveries = Confined(self, on: context.connection)
-        delivery.perform(on: context.connection, timeout: .milliseconds(milliseconds), renderersDeadline: renderers) { error, timedOut in
+        delivery.perform(on: context.connection, timeout: .milliseconds(wait.milliseconds), renderersDeadline: renderers) { error, timedOut in
             deliveries.run { deliveries in
                 // Only an app silent for the whole delivery timeout is probed
                 // before it is sent more: a renderer may wait less than an app takes to start.

@@ -9,22 +9,24 @@ struct TapDeadlineTests {
 
     @Test("Without a deadline, or with one past the delivery timeout, the delivery waits the whole timeout")
     func hostsTimeout() {
-        #expect(TapDeadline.window(deadline: nil, now: now, timeout: .seconds(25)) == .deliver(milliseconds: 25_000, deadline: nowMs + 25_000, renderers: false))
-        #expect(TapDeadline.window(deadline: nowMs + 30_000, now: now, timeout: .seconds(25)) == .deliver(milliseconds: 25_000, deadline: nowMs + 25_000, renderers: false))
-        #expect(TapDeadline.window(deadline: nowMs + 25_000, now: now, timeout: .seconds(25)) == .deliver(milliseconds: 25_000, deadline: nowMs + 25_000, renderers: false))
-        #expect(TapDeadline.window(deadline: .max, now: now, timeout: .milliseconds(1500)) == .deliver(milliseconds: 1500, deadline: nowMs + 1500, renderers: false))
+        #expect(TapDeadline.wait(nil, now: now, timeout: 25) == .init(milliseconds: 25_000, deadline: nowMs + 25_000, renderers: false))
+        #expect(TapDeadline.wait(nowMs + 30_000, now: now, timeout: 25) == .init(milliseconds: 25_000, deadline: nowMs + 25_000, renderers: false))
+        #expect(TapDeadline.wait(nowMs + 25_000, now: now, timeout: 25) == .init(milliseconds: 25_000, deadline: nowMs + 25_000, renderers: false))
+        #expect(TapDeadline.wait(.max, now: now, timeout: 1.5) == .init(milliseconds: 1500, deadline: nowMs + 1500, renderers: false))
+        #expect(TapDeadline.late(nil, now: now) == nil && TapDeadline.late(nowMs + 30_000, now: now) == nil)
     }
 
     @Test("A deadline sooner than the delivery timeout shortens the wait to it, and is the deadline the app is told")
     func renderersDeadline() {
-        #expect(TapDeadline.window(deadline: nowMs + 2_000, now: now, timeout: .seconds(25)) == .deliver(milliseconds: 2_000, deadline: nowMs + 2_000, renderers: true))
-        #expect(TapDeadline.window(deadline: nowMs + 1, now: now, timeout: .seconds(25)) == .deliver(milliseconds: 1, deadline: nowMs + 1, renderers: true))
+        #expect(TapDeadline.wait(nowMs + 2_000, now: now, timeout: 25) == .init(milliseconds: 2_000, deadline: nowMs + 2_000, renderers: true))
+        #expect(TapDeadline.wait(nowMs + 1, now: now, timeout: 25) == .init(milliseconds: 1, deadline: nowMs + 1, renderers: true))
+        #expect(TapDeadline.late(nowMs + 1, now: now) == nil)
     }
 
     @Test("A deadline that has come, or passed, delivers nothing and says how late the tap is")
     func passed() {
-        #expect(TapDeadline.window(deadline: nowMs, now: now, timeout: .seconds(25)) == .passed(late: 0))
-        #expect(TapDeadline.window(deadline: nowMs - 40_000, now: now, timeout: .seconds(25)) == .passed(late: 40_000))
-        #expect(TapDeadline.window(deadline: 0, now: now, timeout: .seconds(25)) == .passed(late: nowMs))
+        #expect(TapDeadline.late(nowMs, now: now) == 0)
+        #expect(TapDeadline.late(nowMs - 40_000, now: now) == 40_000)
+        #expect(TapDeadline.late(0, now: now) == nowMs)
     }
 }
