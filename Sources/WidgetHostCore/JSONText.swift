@@ -507,9 +507,6 @@ extension JSONParser {
     /// Where the parser is, in bytes from the start of the text.
     var offset: Int { at }
 
-    /// The text's bytes.
-    var text: UnsafeBufferPointer<UInt8> { bytes }
-
     /// Steps over the value that is next without building any of it, in text
     /// this parser has read before (a view tree the host stored): brackets
     /// and quotes are matched, nothing else is checked again, but that it

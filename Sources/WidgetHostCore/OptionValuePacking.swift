@@ -76,7 +76,7 @@ extension OptionValue {
         bytes.append(UInt8(rest))
     }
 
-    static func appendString(_ string: String, to bytes: inout [UInt8]) {
+    private static func appendString(_ string: String, to bytes: inout [UInt8]) {
         appendNumber(UInt64(string.utf8.count), to: &bytes)
         bytes.append(contentsOf: string.utf8)
     }

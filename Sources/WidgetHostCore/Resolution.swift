@@ -84,12 +84,13 @@ public enum WidgetTapRules {
         // The closure takes the few fields it reads, not the whole context:
         // capturing the context copied it, a retain and a release of each of
         // its references, on every tap.
+        // The configuration is unpacked only when the outcome is the user
+        // activity of a configurable kind, not for every tap on one.
         let (kind, family, widgetID, intent) = (widget.kind, widget.family, widget.widgetID, widget.intent)
-        let configuration = intent == nil ? [:] : widget.configuration
         return TapRules.resolve(tap) {
             var userInfo: [String: OptionValue] = ["kind": .string(kind), "family": .string(family.rawValue), "widget_id": .string(widgetID)]
             if let intent {
-                var configuration = configuration
+                var configuration = widget.configuration
                 configuration["intent"] = .string(intent)
                 userInfo["configuration"] = .dict(configuration)
             }

@@ -268,9 +268,6 @@ public struct PlacedWidget: Sendable, Equatable {
         withTail { TapIndex.tapped(elementID, in: $0.tapIndex, text: $0.content ?? UnsafeRawBufferPointer(start: nil, count: 0)) }
     }
 
-    /// Whether both are the one value, not a copy made since: a change makes a new one.
-    func isSame(as other: PlacedWidget) -> Bool { box === other.box }
-
     public static func == (a: PlacedWidget, b: PlacedWidget) -> Bool {
         if a.box === b.box { return true }
         let (x, y) = (a.box.header, b.box.header)

@@ -106,7 +106,8 @@ final class Widgets: Store {
         var changed = widget
         changed.setContent(content?.tree, root: content?.root)
         let bytes = try budgets.check(changed, entries: entries)
-        try storing { $0.setContent(id, tree: content?.tree, root: content?.root) }
+        // The widget checked is the one stored: its tap index and memory are built once.
+        try storing { $0.insert(changed) }
         budgets.charge(id, appID: widget.appID, bytes: bytes)
         pacing.announce(Host1Widget.objectPath(id), Host1Widget.name, [Host1Widget.Property.content.rawValue], pace: pace)
     }
