@@ -1,4 +1,5 @@
 import DBus
+import FoundationEssentials
 import WidgetHostCore
 
 /// Hands a resolved tap to the app's D-Bus handler (docs/delivery.md).
@@ -144,10 +145,11 @@ struct Delivery: Sendable {
     /// the app answered (nil) or failed (`ActivationFailed`), at once when
     /// there is nothing to deliver. No task is involved: the host's actor
     /// runs on that thread and carries on from the callback.
-    /// `timedOut` says the app left it unanswered past `timeout`.
-    /// `renderersDeadline` says `timeout` is what was left of the tap's deadline, for the message.
+    /// `timedOut` says the app left it unanswered for the whole delivery
+    /// timeout; `untilRenderersDeadline` says `timeout` is only what was left
+    /// of the tap's deadline, which a slow app may miss without being silent.
     func perform(
-        on connection: Connection, timeout: Duration, renderersDeadline: Bool = false, completion: @escaping @Sendable (HostError?, _ timedOut: Bool) -> Void
+        on connection: Connection, timeout: Duration, untilRenderersDeadline: Bool, completion: @escaping @Sendable (HostError?, _ timedOut: Bool) -> Void
     ) {
         let message: Message?
         do { message = try self.message(on: connection) } catch {
@@ -161,8 +163,8 @@ struct Delivery: Sendable {
             case .success:
                 completion(nil, false)
             case .failure(let error as DBusError) where error.name == DBusError.noReplyName:
-                let limit = renderersDeadline ? "before the tap's deadline, when its renderer stopped waiting" : "(the delivery timeout)"
-                completion(.activationFailed("\(appID) did not answer \(member) within \(timeout.seconds) s \(limit)"), true)
+                let limit = untilRenderersDeadline ? "before the tap's deadline, when its renderer stopped waiting" : "(the delivery timeout)"
+                completion(.activationFailed("\(appID) did not answer \(member) within \(timeout.seconds) s \(limit)"), !untilRenderersDeadline)
             case .failure(let error as DBusError):
                 completion(.activationFailed("\(appID) answered \(member) with \(error.name): \(error.message)"), false)
             case .failure(let error):
@@ -223,14 +225,11 @@ extension Delivery {
         return (surface, parsed.activationToken, parsed.deadline)
     }
 
-    /// The error of a tap to be delivered that is read after its renderer's
-    /// deadline, which reaches nobody (docs/delivery.md#the-renderers-deadline);
-    /// nil for one read in time, and for one only resolved.
-    static func late(_ deadline: Int64?, deliver: Bool, _ context: HostContext) -> DBusError? {
-        guard deliver, let late = TapDeadline.late(deadline, now: context.now) else { return nil }
-        return DBusError(
-            name: "org.freedesktop.DBus.Error.Timeout",
-            message: "the tap's deadline (option 'deadline') passed \(Duration.milliseconds(late).seconds) s before WidgetHost read it, so nothing was delivered: its renderer had stopped waiting; tap again")
+    /// The error of a tap read `late` milliseconds after its renderer's
+    /// deadline, which reaches nobody (docs/delivery.md#the-renderers-deadline).
+    static func late(_ late: Int64) -> HostError {
+        .activationFailed(
+            "the tap's deadline (option 'deadline') passed \(Duration.milliseconds(late).seconds) s before WidgetHost read it, so nothing was delivered: its renderer had stopped waiting; tap again")
     }
 }
 
@@ -259,13 +258,16 @@ final class Deliveries: Store {
     ) {
         let details = Delivery.details(appID: app.id, resolution)
         guard deliver else { return reply.succeed((resolution.outcome.name.rawValue, details)) }
+        // A tap its renderer stopped waiting for reaches nobody, and is not announced.
+        let now = context.now
+        if let late = TapDeadline.late(deadline, now: now) { return reply.fail(Delivery.late(late)) }
         var source = source
         if case .openURL(_, let via) = resolution.outcome { source.via = via }
         let delivery = Delivery(
             appID: app.id, options: app.options, destination: app.deliveryDestination, outcome: resolution.outcome,
             activationToken: token, source: source)
         // The delivery's answer arrives on the connection's thread.
-        self.deliver(delivery, renderersDeadline: deadline) { [context] error in
+        self.deliver(delivery, renderersDeadline: deadline, now: now) { [context] error in
             var details = details
             if let error { details["error"] = .string(error.message) }
             // The reply and the signal are each written straight from the details.
@@ -282,8 +284,11 @@ final class Deliveries: Store {
     /// flood of taps for one app that does not keep up is refused at once
     /// instead of piling up in the host.
     /// A tap's delivery waits for the app at most until `renderersDeadline`
-    /// (the tap's `deadline`), when that comes before the delivery timeout.
-    func deliver(_ delivery: consuming Delivery, renderersDeadline: Int64? = nil, completion: @escaping @Sendable (HostError?) -> Void) {
+    /// (the tap's `deadline`, which was not passed at `now`), when that comes
+    /// before the delivery timeout.
+    func deliver(
+        _ delivery: consuming Delivery, renderersDeadline: Int64? = nil, now: Date? = nil, completion: @escaping @Sendable (HostError?) -> Void
+    ) {
         // An outcome of `none` sends nothing, so no limit on sending applies to it.
         if case .none = delivery.outcome { return completion(nil) }
         let appID = delivery.appID
@@ -295,20 +300,16 @@ final class Deliveries: Store {
             return completion(error)
         }
         // How long the app is waited for: the delivery timeout, or less when
-        // the tap's renderer stops waiting first (a tap past its deadline was
-        // refused before it was resolved).
-        let wait = TapDeadline.wait(renderersDeadline, now: context.now, timeout: context.configuration.deliveryTimeout.timeInterval)
-        let renderers = wait.renderers
+        // the tap's renderer stops waiting first.
+        let wait = TapDeadline.wait(renderersDeadline, now: now ?? context.now, timeout: context.configuration.deliveryTimeout.timeInterval)
         // The caller's delivery, taken over: setting its deadline copies nothing.
         delivery.deadline = wait.deadline
         // The answer arrives on the connection's thread.
         let destination = delivery.destination
         let deliveries = Confined(self, on: context.connection)
-        delivery.perform(on: context.connection, timeout: .milliseconds(wait.milliseconds), renderersDeadline: renderers) { error, timedOut in
+        delivery.perform(on: context.connection, timeout: .milliseconds(wait.milliseconds), untilRenderersDeadline: wait.renderers) { error, timedOut in
             deliveries.run { deliveries in
-                // Only an app silent for the whole delivery timeout is probed
-                // before it is sent more: a renderer may wait less than an app takes to start.
-                if deliveries.gate.ended(appID, timedOut: timedOut && !renderers) { deliveries.probe(appID, at: destination) }
+                if deliveries.gate.ended(appID, timedOut: timedOut) { deliveries.probe(appID, at: destination) }
             }
             completion(error)
         }

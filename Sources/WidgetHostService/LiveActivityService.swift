@@ -80,7 +80,6 @@ final class LiveActivityHandlers {
             let activity = try activities.existing(id)
             let presentation = try ActivityPresentation.parse(presentationName)
             let (surface, token, deadline) = try Delivery.tapOptions(options)
-            if let late = Delivery.late(deadline, deliver: deliver, context) { return reply.fail(late) }
             guard let app = apps.app(activity.appID) else {
                 throw HostError.unknownApp("\(activity.appID) is not running and has no desktop entry, so nothing can receive the tap")
             }

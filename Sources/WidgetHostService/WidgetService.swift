@@ -97,7 +97,6 @@ final class WidgetHandlers {
         do {
             let widget = try widgets.existing(id)
             let (surface, token, deadline) = try Delivery.tapOptions(options)
-            if let late = Delivery.late(deadline, deliver: deliver, context) { return reply.fail(late) }
             guard let app = apps.app(widget.appID) else {
                 throw HostError.unknownApp("\(widget.appID) is not running and has no desktop entry, so nothing can receive the tap")
             }

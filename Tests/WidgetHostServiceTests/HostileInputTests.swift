@@ -369,7 +369,7 @@ struct HostWithWidget {
 }
 
 extension HostileInputTests {
-    @Test("A tap its renderer stopped waiting for reaches nobody: read after its deadline (the host was stopped) it is answered Timeout and nothing is delivered; read in time, the app is told the deadline and waited for only until then, and an app slower than a renderer is not cut off from later taps")
+    @Test("A tap its renderer stopped waiting for reaches nobody: read after its deadline (the host was stopped) it is answered ActivationFailed and nothing is delivered; read in time, the app is told the deadline and waited for only until then, and an app slower than a renderer is not cut off from later taps")
     func tapDeadlines() async throws {
         let fixture = try await HostFixture.make()
         defer { fixture.stop() }
@@ -405,7 +405,7 @@ extension HostileInputTests {
             let answer = try await late
             Issue.record("a tap read after its deadline was delivered: \(answer)")
         } catch let error as DBusError {
-            #expect(error.name == "org.freedesktop.DBus.Error.Timeout" && error.message.contains("deadline"), "\(error)")
+            #expect(error.name == "org.widgethost.Host1.Error.ActivationFailed" && error.message.contains("deadline"), "\(error)")
         }
         // Only the resolution, which delivers nothing, takes a deadline that passed.
         _ = try await renderer.tap(paths[0], "t", ["deadline": .int64(inMs(-10))], method: "Resolve")
