@@ -130,14 +130,16 @@ public final class WidgetHostRenderer: Sendable {
         }
     }
 
-    /// How long a tap waits for its answer: the host's delivery timeout by default.
-    static let tapTimeout = Duration.seconds(25)
+    /// How long a tap waits for its answer, as the project's renderers wait:
+    /// longer than the host's delivery timeout (25 s by default), so that an
+    /// app silent for all of it is told from one slower than the renderer.
+    static let tapTimeout = Duration.seconds(30)
 
     /// A tap's options: its `deadline` is when its call stops waiting, so a
     /// host that reads it only later (stopped, or busy) delivers it to nobody
     /// (docs/delivery.md#the-renderers-deadline).
     static func tapOptions(_ surface: Surface, _ token: String?, now: Date = Date()) -> [String: DBusValue] {
-        let deadline = Int64(((now.timeIntervalSince1970 + Double(tapTimeout.components.seconds)) * 1000).rounded())
+        let deadline = UnixTime.milliseconds(now.addingTimeInterval(Double(tapTimeout.components.seconds)))
         var options: [String: DBusValue] = ["surface": .string(surface.rawValue), "deadline": .int64(deadline)]
         if let token { options["activation_token"] = .string(token) }
         return options
