@@ -156,10 +156,17 @@ export class Mirror {
 }
 
 /**
+ * How long a call waits for the host (ms): longer than the host waits for an
+ * app (`--delivery-timeout`, 25 s by default), so a tap, which the host answers
+ * once the app has, is not given up first. A tap's deadline says so.
+ */
+export const CALL_TIMEOUT_MS = 30000;
+
+/**
  * Calls `method` of `proxy` with `args` (a GLib.Variant tuple) asynchronously;
  * `done(result, error)` gets the unpacked reply or the error.
  */
-export function call(proxy, method, args, done, timeout = 30000) {
+export function call(proxy, method, args, done, timeout = CALL_TIMEOUT_MS) {
     proxy.call(method, args, Gio.DBusCallFlags.NO_AUTO_START, timeout, null, replied(done));
 }
 
@@ -167,7 +174,7 @@ export function call(proxy, method, args, done, timeout = 30000) {
  * Calls `method` of the host's root object (`interface` at /org/widgethost/Host1)
  * on `bus` with `args` asynchronously, as `call` does; no bus yet is an error.
  */
-export function callHost(bus, iface, method, args, done, timeout = 30000) {
+export function callHost(bus, iface, method, args, done, timeout = CALL_TIMEOUT_MS) {
     if (bus === null) {
         done(null, new Error(`${HOST} is not running`));
         return;

@@ -7,7 +7,7 @@ import Clutter from 'gi://Clutter';
 import GLib from 'gi://GLib';
 import St from 'gi://St';
 
-import {call, errorText} from './mirror.js';
+import {CALL_TIMEOUT_MS, call, errorText} from './mirror.js';
 import {elementIdAt} from './vocabulary.js';
 
 /** The actor an event happened on (its source until Clutter 13, the stage's event actor later). */
@@ -58,9 +58,6 @@ export class PressTracker {
 
 const FEEDBACK_SECONDS = 3;
 
-/** How long a tap waits for its answer; the tap's deadline says so to the host. */
-const TAP_TIMEOUT_MS = 30000;
-
 /**
  * A short text shown in `parent` (St.Label properties `properties`) for a few
  * seconds: an outcome of 'none' or an error is never dropped silently.
@@ -102,8 +99,9 @@ export class Feedback {
 
 /**
  * Calls `Tap` of `proxy` (a Widget or a LiveActivity) with `args` (the
- * arguments before the options) and the options `surface` and
- * `activation_token`, minted by `shell.launchToken` for `appId` at `time`.
+ * arguments before the options) and the options `surface`, `deadline` (when
+ * the call stops waiting) and `activation_token`, minted by
+ * `shell.launchToken` for `appId` at `time`.
  * `feedback(text)` is told of an outcome of 'none' or of an error.
  */
 export function reportTap(shell, proxy, signature, args, appId, time, feedback) {
@@ -117,7 +115,7 @@ export function reportTap(shell, proxy, signature, args, appId, time, feedback) 
     // waiting (stopped, or busy) delivers it to nobody (docs/delivery.md).
     const options = {
         surface: new GLib.Variant('s', 'desktop'),
-        deadline: new GLib.Variant('x', Date.now() + TAP_TIMEOUT_MS),
+        deadline: new GLib.Variant('x', Date.now() + CALL_TIMEOUT_MS),
     };
     if (token)
         options.activation_token = new GLib.Variant('s', token);
@@ -133,5 +131,5 @@ export function reportTap(shell, proxy, signature, args, appId, time, feedback) 
             withdraw();
         if (outcome === 'none')
             feedback(`Not available here (${details.reason ?? 'none'})`);
-    }, TAP_TIMEOUT_MS);
+    });
 }

@@ -15,6 +15,10 @@ HOST = "org.widgethost.Host1"
 ROOT = "/org/widgethost/Host1"
 WIDGET = "org.widgethost.Host1.Widget"
 ACTIVITY = "org.widgethost.Host1.LiveActivity"
+# How long a call waits for the host (ms): longer than the host waits for an
+# app (--delivery-timeout, 25 s by default), so a tap, which the host answers
+# once the app has, is not given up first. A tap's deadline says so.
+CALL_TIMEOUT_MS = 30000
 
 
 def error_text(error):
@@ -90,7 +94,7 @@ class Mirror:
         names = set(changed.unpack().keys()) | set(invalidated)
         self.changed(kind, proxy.get_object_path(), proxy, names)
 
-    def call_root(self, interface, method, args, callback, timeout=30000):
+    def call_root(self, interface, method, args, callback, timeout=CALL_TIMEOUT_MS):
         """Calls a method of the host's root object; `callback(result, error)`."""
         def done(bus, res):
             try:

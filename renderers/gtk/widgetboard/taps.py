@@ -10,12 +10,10 @@ gi.require_version("Gdk", "4.0")
 gi.require_version("Gio", "2.0")
 from gi.repository import Gdk, Gio, GLib, Gtk  # noqa: E402
 
-from .mirror import error_text  # noqa: E402
+from .mirror import CALL_TIMEOUT_MS, error_text  # noqa: E402
 from .vocabulary import Renderer  # noqa: E402
 
 FEEDBACK_SECONDS = 3
-# How long a tap waits for its answer; the tap's deadline says so to the host.
-TAP_TIMEOUT_MS = 30000
 
 
 def launch_token(widget, app_id, time):
@@ -99,7 +97,7 @@ class Tappable:
         # waiting (stopped, or busy) delivers it to nobody (docs/delivery.md).
         options = {
             "surface": GLib.Variant("s", self.board.surface),
-            "deadline": GLib.Variant("x", GLib.get_real_time() // 1000 + TAP_TIMEOUT_MS),
+            "deadline": GLib.Variant("x", GLib.get_real_time() // 1000 + CALL_TIMEOUT_MS),
         }
         if token:
             options["activation_token"] = GLib.Variant("s", token)
@@ -113,7 +111,7 @@ class Tappable:
                 return
             if outcome == "none":
                 self.show_feedback(_("Not available here ({reason})").format(reason=details.get("reason", "none")))
-        proxy.call("Tap", GLib.Variant(signature, args + (options,)), Gio.DBusCallFlags.NONE, TAP_TIMEOUT_MS, None, done)
+        proxy.call("Tap", GLib.Variant(signature, args + (options,)), Gio.DBusCallFlags.NONE, CALL_TIMEOUT_MS, None, done)
 
     def show_feedback(self, text):
         """Shows `text` over the view for a few seconds, and prints it."""

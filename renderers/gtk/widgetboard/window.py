@@ -180,7 +180,7 @@ class BoardWindow(Gtk.ApplicationWindow):
                 source.call_finish(result)
             except GLib.Error as error:
                 tile.show_feedback(mirror.error_text(error))
-        tile.proxy.call("Remove", None, Gio.DBusCallFlags.NONE, 30000, None, done)
+        tile.proxy.call("Remove", None, Gio.DBusCallFlags.NONE, mirror.CALL_TIMEOUT_MS, None, done)
 
     def edit_tile(self, tile):
         kind = self.catalogue.kind(tile.app_id, tile.kind)
@@ -194,8 +194,8 @@ class BoardWindow(Gtk.ApplicationWindow):
                 done(None)
             except GLib.Error as error:
                 done(error)
-        tile.proxy.call("Configure", GLib.Variant("(a{sv})", (configuration,)), Gio.DBusCallFlags.NONE, 30000, None,
-                        finished)
+        tile.proxy.call("Configure", GLib.Variant("(a{sv})", (configuration,)), Gio.DBusCallFlags.NONE,
+                        mirror.CALL_TIMEOUT_MS, None, finished)
 
     def move_tile(self, widget_id, target, after=False):
         """Drops the widget `widget_id` on the tile `target`: before it, or
