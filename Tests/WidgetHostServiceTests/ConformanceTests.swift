@@ -369,7 +369,7 @@ final class CaseRun: @unchecked Sendable {
     private func checkTaps(_ expect: Expectations, on tile: ScreenElement, label: String) async {
         for (index, tap) in (expect.taps ?? []).enumerated() {
             let check = label + "taps[\(index)] (\(tap.what))"
-            let before = app.deliveries.count
+            let before = app.deliveries.count, tapsBefore = taps.taps().count
             do {
                 let clicked = try await screen.tryDrive(["clickat", "\(tile.x + tap.at[0])", "\(tile.y + tap.at[1])"])
                 guard clicked.succeeded else {
@@ -392,7 +392,7 @@ final class CaseRun: @unchecked Sendable {
                 fail(check, "the app received \(delivery.method), not \(method)")
             }
             // docs/delivery.md#the-renderers-deadline: until when the renderer waits for the answer.
-            if let problem = await taps.deadlineProblem(seconds: 1...120) { fail(check, problem) }
+            if let problem = await taps.deadlineProblem(seconds: 1...120, seen: tapsBefore + 1) { fail(check, problem) }
         }
         if expect.taps?.isEmpty == false { _ = try? await screen.tryDrive(["park"]) }
     }

@@ -305,7 +305,6 @@ final class SignalRecorder: @unchecked Sendable {
     }
 }
 
-/// A process started by `HostFixture.launch`.
 /// The `Tap` calls `busctl monitor` saw (``HostFixture/monitorTaps()``).
 struct TapMonitor {
     let launched: Launched
@@ -343,6 +342,7 @@ struct TapMonitor {
     func stop() { launched.stop() }
 }
 
+/// A process started by `HostFixture.launch`.
 struct Launched {
     let process: Process
     let output: URL
